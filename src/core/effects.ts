@@ -1,0 +1,24 @@
+import type { MaitredError } from "../errors.ts";
+
+/**
+ * The core's whole window onto the world (seed 002: "the scheduler's syscall table"). The core
+ * calls these synchronously while handling an event; implementations must not call back into
+ * the core re-entrantly (queue the work, or complete it asynchronously and send a new event).
+ */
+export interface Effects {
+  /**
+   * Hand a request (arrived or parked) to a backend. `pausedMs` is how long it was held
+   * (0 when it was never parked); it becomes the `x-maitred-paused-ms` header.
+   */
+  dispatch(requestId: string, backendId: string, pausedMs: number): void;
+  /** Answer a parked or arriving request with an error instead of forwarding it. */
+  reject(requestId: string, error: MaitredError): void;
+  /** Abort an in-flight request (backend went unhealthy, preemption, shutdown). */
+  cancel(requestId: string, error: MaitredError): void;
+  /** Structured log of a decision (pause, resume, mark, force resume, health change...). */
+  log(
+    level: "debug" | "info" | "warn" | "error",
+    msg: string,
+    fields?: Record<string, unknown>,
+  ): void;
+}

@@ -1,0 +1,93 @@
+/**
+ * Everything that can happen to the scheduler core, as one discriminated union (DESIGN.md
+ * convention 2). The run loop (HTTP runtime) and the simulator runtime both feed the core
+ * through these and nothing else. Times are milliseconds on the runtime's clock (wall or
+ * virtual); the core never reads a clock itself.
+ */
+
+/** Why a request ended. Every end is finalised in one place (issue #3). */
+export type RequestOutcome =
+  | "ok" // the backend answered 2xx and the body was delivered
+  | "upstream_error" // the backend answered non-2xx, or the stream broke
+  | "client_closed" // the client went away (mid-stream or while waiting for the body)
+  | "timeout" // upstream timeout
+  | "backend_unreachable" // connection refused / reset before any response
+  | "cancelled"; // maitred itself cancelled it (shutdown, preemption, unhealthy backend)
+
+/** Usage as the engine reported it (OpenAI `usage`). */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** `usage.prompt_tokens_details.cached_tokens`, when the backend sends it. */
+  cachedTokens?: number;
+}
+
+/** Engine truth from one poll of a backend's metrics endpoint. */
+export interface BackendMetricsSample {
+  /** KV capacity in tokens (vLLM: block_size × num_gpu_blocks; SGLang: max_total_num_tokens). */
+  capacityTokens: number | null;
+  /** 0..1 (vLLM `kv_cache_usage_perc`, SGLang `token_usage`). */
+  kvUsage: number;
+  running: number;
+  waiting: number;
+  preemptionsTotal: number;
+  prefixCacheQueriesTotal: number;
+  prefixCacheHitsTotal: number;
+  promptTokensTotal: number;
+  generationTokensTotal: number;
+}
+
+export type SchedulerEvent =
+  | {
+      kind: "request_arrived";
+      now: number;
+      requestId: string;
+      /** null = anonymous: forwarded to the least-loaded backend, never paused or queued. */
+      programId: string | null;
+      parentProgramId?: string;
+      /** Characters of each message (chat) or of the prompt (completions), in order. */
+      messageChars: number[];
+      /** `x-program-final` / `program_final`: release the program after this response. */
+      final: boolean;
+      /** `x-maitred-max-wait-ms`: answer 503 if parked longer than this. */
+      maxWaitMs?: number;
+    }
+  | { kind: "request_first_token"; now: number; requestId: string }
+  | {
+      /** Streaming progress: `completionTokens` generated so far in this request. */
+      kind: "request_progress";
+      now: number;
+      requestId: string;
+      completionTokens: number;
+    }
+  | {
+      kind: "request_usage";
+      now: number;
+      requestId: string;
+      usage: Usage;
+    }
+  | {
+      /** The one end of every request that was granted or parked (issue #3, bug 3.11.3). */
+      kind: "request_finished";
+      now: number;
+      requestId: string;
+      outcome: RequestOutcome;
+    }
+  | { kind: "program_release"; now: number; programId: string }
+  | {
+      /**
+       * The periodic scheduler tick. The runtime polls every backend first (bounded
+       * concurrency, timeout) and hands the results in; a failed poll is `null`.
+       */
+      kind: "tick";
+      now: number;
+      metrics: Record<string, BackendMetricsSample | null>;
+    }
+  | {
+      /** A forward to this backend failed at the connection level (counts towards unhealthy). */
+      kind: "backend_failure";
+      now: number;
+      backendId: string;
+    }
+  | { kind: "shutdown"; now: number };

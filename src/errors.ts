@@ -1,0 +1,171 @@
+/**
+ * One error tree for the whole of maitred, with stable codes, mapped to the OpenAI error
+ * envelope `{"error":{"message","type","param","code"}}` in exactly one place
+ * (`toErrorResponse`). Route handlers throw; the HTTP layers' `onError` hooks call
+ * `toErrorResponse`. DESIGN.md convention 5.
+ *
+ * `type` follows vLLM's names (reference/vllm-backend.md §3.7) so that a client sees the same
+ * envelope whether it talks to vLLM, the simulated backend or the router.
+ */
+
+export type ErrorCode =
+  | "bad_request"
+  | "invalid_json"
+  | "context_length_exceeded"
+  | "not_found"
+  | "model_not_found"
+  | "payload_too_large"
+  | "method_not_allowed"
+  | "rate_limited"
+  | "queue_full"
+  | "queue_timeout"
+  | "client_closed"
+  | "no_healthy_backend"
+  | "backend_unreachable"
+  | "backend_error"
+  | "backend_unhealthy"
+  | "paused_too_long"
+  | "preempted"
+  | "shutting_down"
+  | "injected_failure"
+  | "internal";
+
+/** vLLM's error `type` per HTTP status (reference/vllm-backend.md §3.7). */
+const TYPE_BY_STATUS: Record<number, string> = {
+  400: "BadRequestError",
+  401: "AuthenticationError",
+  403: "PermissionDeniedError",
+  404: "NotFoundError",
+  405: "MethodNotAllowedError",
+  408: "RequestTimeoutError",
+  413: "PayloadTooLargeError",
+  429: "RateLimitError",
+  499: "ClientClosedRequestError",
+  500: "InternalServerError",
+  502: "BadGatewayError",
+  503: "ServiceUnavailableError",
+  504: "GatewayTimeoutError",
+};
+
+export function errorTypeForStatus(status: number): string {
+  return TYPE_BY_STATUS[status] ?? (status >= 500 ? "InternalServerError" : "BadRequestError");
+}
+
+export interface MaitredErrorOptions {
+  param?: string | null;
+  /** Extra response headers, e.g. `Retry-After`. */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class MaitredError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: ErrorCode, message: string, options: MaitredErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "MaitredError";
+    this.status = status;
+    this.code = code;
+    this.param = options.param ?? null;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Constructors for every error maitred raises; callers never pick status codes by hand. */
+export const Errors = {
+  badRequest: (message: string, param: string | null = null) =>
+    new MaitredError(400, "bad_request", message, { param }),
+  invalidJson: (detail: string) =>
+    new MaitredError(400, "invalid_json", `Request body is not valid JSON: ${detail}`),
+  contextLength: (message: string) =>
+    new MaitredError(400, "context_length_exceeded", message, { param: "messages" }),
+  notFound: (message: string, param: string | null = null) =>
+    new MaitredError(404, "not_found", message, { param }),
+  modelNotFound: (model: string) =>
+    new MaitredError(404, "model_not_found", `The model \`${model}\` does not exist.`, {
+      param: "model",
+    }),
+  payloadTooLarge: (limit: number) =>
+    new MaitredError(413, "payload_too_large", `Request body exceeds the limit of ${limit} bytes.`),
+  queueFull: (message: string) =>
+    new MaitredError(429, "queue_full", message, { headers: { "retry-after": "1" } }),
+  queueTimeout: (message: string) => new MaitredError(408, "queue_timeout", message),
+  clientClosed: () => new MaitredError(499, "client_closed", "Client closed the request."),
+  noHealthyBackend: (retryAfterSeconds = 1) =>
+    new MaitredError(503, "no_healthy_backend", "No healthy backend is available.", {
+      headers: { "retry-after": String(retryAfterSeconds) },
+    }),
+  backendUnreachable: (backend: string, cause?: unknown) =>
+    new MaitredError(502, "backend_unreachable", `Backend ${backend} is unreachable.`, { cause }),
+  backendUnhealthy: (backend: string) =>
+    new MaitredError(503, "backend_unhealthy", `Backend ${backend} became unhealthy.`, {
+      headers: { "retry-after": "1" },
+    }),
+  pausedTooLong: (waitedMs: number, retryAfterSeconds = 1) =>
+    new MaitredError(
+      503,
+      "paused_too_long",
+      `Program was paused for ${waitedMs} ms, longer than x-maitred-max-wait-ms allows.`,
+      { headers: { "retry-after": String(retryAfterSeconds) } },
+    ),
+  preempted: () =>
+    new MaitredError(503, "preempted", "Request was preempted by a higher-priority program.", {
+      headers: { "retry-after": "1", "x-maitred-preempted": "true" },
+    }),
+  shuttingDown: () =>
+    new MaitredError(503, "shutting_down", "Server is shutting down.", {
+      headers: { "retry-after": "5" },
+    }),
+  injected: (status: number) =>
+    new MaitredError(status, "injected_failure", `Injected failure (status ${status}).`),
+  internal: (message = "Internal server error", cause?: unknown) =>
+    new MaitredError(500, "internal", message, { cause }),
+} as const;
+
+export interface ErrorBody {
+  error: { message: string; type: string; param: string | null; code: number };
+}
+
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: ErrorBody;
+}
+
+/** The one mapping from anything thrown to an OpenAI-envelope response. */
+export function toErrorResponse(err: unknown): ErrorResponse {
+  const e = err instanceof MaitredError ? err : Errors.internal();
+  return {
+    status: e.status,
+    headers: e.headers,
+    body: {
+      error: {
+        message: e.message,
+        type: errorTypeForStatus(e.status),
+        param: e.param,
+        code: e.status,
+      },
+    },
+  };
+}
+
+/** The envelope as a JSON string (SSE error events and plain responses). */
+export function errorBodyJson(err: unknown): string {
+  return JSON.stringify(toErrorResponse(err).body);
+}
+
+/**
+ * Bad configuration (a flag, an environment twin or a config-file field). The CLI prints one
+ * line naming the field and exits with code 2; it never becomes an HTTP response.
+ */
+export class ConfigError extends Error {
+  readonly field: string;
+  constructor(field: string, message: string) {
+    super(`${field}: ${message}`);
+    this.name = "ConfigError";
+    this.field = field;
+  }
+}
