@@ -62,3 +62,57 @@ export interface StepResult {
   numRunning: number;
   outputs: RequestOutput[];
 }
+
+/** A histogram as plain data (cumulative bucket counts are derived when rendering). */
+export interface HistogramData {
+  /** Upper bounds, ascending, without +Inf. */
+  buckets: readonly number[];
+  /** counts[i] = observations ≤ buckets[i] and > buckets[i-1]; counts[buckets.length] = +Inf bucket. */
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** Cumulative engine statistics, what vLLM's /metrics and SGLang's gauges are rendered from. */
+export interface EngineStats {
+  numRunning: number;
+  numWaiting: number;
+  /** vLLM semantics: 1 − free / (numGpuBlocks − 1). */
+  kvCacheUsage: number;
+  /** Tokens held by live requests' blocks (SGLang num_used_tokens). */
+  numUsedTokens: number;
+  prefixCacheQueries: number;
+  prefixCacheHits: number;
+  numPreemptions: number;
+  promptTokens: number;
+  generationTokens: number;
+  /** Tokens computed again after a preemption (recompute cost). */
+  recomputedTokens: number;
+  requestSuccess: Record<FinishReason, number>;
+  timeToFirstToken: HistogramData;
+  interTokenLatency: HistogramData;
+  e2eRequestLatency: HistogramData;
+  requestQueueTime: HistogramData;
+  requestPromptTokens: HistogramData;
+  requestGenerationTokens: HistogramData;
+  /** Engine-clock seconds the engine has spent stepping (busy time). */
+  busyTime: number;
+  steps: number;
+}
+
+/**
+ * One simulated engine. Pure: no timers, no wall clock, no I/O. The driver calls `step(now)`
+ * whenever the engine is idle-or-due; the step's outputs become visible at
+ * `now + result.duration`, and the driver must not call `step` again before then.
+ */
+export interface Engine {
+  readonly config: EngineConfig;
+  /** Queue a request (validation is the HTTP layer's job). */
+  add(request: EngineRequest): void;
+  /** Abort a waiting or running request: it leaves the queues and its blocks are freed. */
+  abort(id: string, now: number): boolean;
+  /** Plan and execute one step starting at `now`; null when there is nothing to do. */
+  step(now: number): StepResult | null;
+  hasWork(): boolean;
+  stats(): EngineStats;
+}

@@ -1,0 +1,103 @@
+import type { Effects } from "./effects.ts";
+import type { SchedulerEvent } from "./events.ts";
+
+/**
+ * The scheduler core's public surface: the run loop feeds it events, adapters read snapshots.
+ * Built by `createScheduler` (src/core/scheduler.ts); pure, synchronous, single writer.
+ */
+
+export type RouterMode = "tr" | "default";
+export type Placement = "best-fit" | "worst-fit";
+export type ProgramStatus = "REASONING" | "ACTING";
+export type ProgramState = "ACTIVE" | "PAUSED" | "TERMINATED";
+
+export interface BackendSpec {
+  /** Stable id: the backend's base URL (ThunderAgent keys everything by URL). */
+  id: string;
+  type: "vllm" | "sglang";
+}
+
+export interface SchedulerConfig {
+  mode: RouterMode;
+  placement: Placement;
+  /** Weight on ACTING tokens in capacity (ThunderAgent `--acting-token-weight`, default 1.0). */
+  actingTokenWeight: number;
+  /** 2^(−t) decay of acting tokens in the resume calculation (`--use-acting-token-decay`). */
+  useActingTokenDecay: boolean;
+  /** Tokens of headroom per active program (ThunderAgent BUFFER_PER_PROGRAM = 100). */
+  bufferPerProgram: number;
+  /** Force resume after this long paused (ms; ThunderAgent 1800 s). */
+  maxPauseMs: number;
+  /** Release programs idle this long (ms; default 1800 s). */
+  idleTimeoutMs: number;
+  /** Streaming books are updated every this many completion tokens. */
+  progressIntervalTokens: number;
+  /** Consecutive failed polls/forwards before a backend is unhealthy. */
+  unhealthyAfterFailures: number;
+}
+
+export interface ProgramView {
+  id: string;
+  backend: string | null;
+  originBackend: string | null;
+  status: ProgramStatus;
+  state: ProgramState;
+  totalTokens: number;
+  steps: number;
+  inFlight: number;
+  markedForPause: boolean;
+  pausedMs: number;
+  pausedSince: number | null;
+  parentProgramId: string | null;
+  lastActivity: number;
+}
+
+export interface BackendView {
+  id: string;
+  healthy: boolean;
+  capacityTokens: number | null;
+  usedTokens: number;
+  remainingTokens: number | null;
+  sharedTokens: number;
+  markedTokens: number;
+  reasoningTokens: number;
+  actingTokens: number;
+  activePrograms: number;
+  reasoningPrograms: number;
+  actingPrograms: number;
+  anonymousInFlight: number;
+  lastMetrics: import("./events.ts").BackendMetricsSample | null;
+}
+
+/** Monotonic decision counters (rendered as Prometheus counters by the metrics adapter). */
+export interface SchedulerCounters {
+  pauses: number;
+  marks: number;
+  resumes: number;
+  forcedResumes: number;
+  releases: number;
+  idleReleases: number;
+  migrations: number;
+}
+
+export interface SchedulerSnapshot {
+  mode: RouterMode;
+  now: number;
+  programs: ProgramView[];
+  backends: BackendView[];
+  counters: SchedulerCounters;
+  /** Requests parked (waiting for resume or for a first placement). */
+  queueLength: number;
+}
+
+export interface Scheduler {
+  handle(event: SchedulerEvent): void;
+  program(id: string): ProgramView | undefined;
+  snapshot(): SchedulerSnapshot;
+}
+
+export interface CreateSchedulerOptions {
+  config: SchedulerConfig;
+  backends: BackendSpec[];
+  effects: Effects;
+}
