@@ -28,6 +28,11 @@ export interface EngineConfig {
   timing: TimingCoefficients;
   /** Seeds output lengths and generated token ids. */
   seed: number;
+  /**
+   * Mean of the seeded natural output length (where a request without `ignoreEos` samples
+   * EOS); default DEFAULT_MEAN_OUTPUT_TOKENS in src/engine/output-sampler.ts.
+   */
+  meanOutputTokens?: number;
 }
 
 export interface EngineRequest {
@@ -98,6 +103,19 @@ export interface EngineStats {
   /** Engine-clock seconds the engine has spent stepping (busy time). */
   busyTime: number;
   steps: number;
+  /** Free blocks (cached-but-unreferenced blocks count as free, §1.3). */
+  numFreeBlocks?: number;
+  /** Blocks holding a hash in the prefix cache (residency, which usage does not show, §1.6). */
+  numCachedBlocks?: number;
+  /** `vllm:iteration_tokens_total`: tokens credited per output-producing step. */
+  iterationTokens?: HistogramData;
+  requestPrefillTime?: HistogramData;
+  requestDecodeTime?: HistogramData;
+  requestInferenceTime?: HistogramData;
+  requestTimePerOutputToken?: HistogramData;
+  requestMaxNumGenerationTokens?: HistogramData;
+  requestParamsMaxTokens?: HistogramData;
+  requestPrefillKvComputedTokens?: HistogramData;
 }
 
 /**
@@ -115,4 +133,6 @@ export interface Engine {
   step(now: number): StepResult | null;
   hasWork(): boolean;
   stats(): EngineStats;
+  /** Drop every prefix-cache hash; false (nothing dropped) while any request holds blocks. */
+  resetPrefixCache?(): boolean;
 }

@@ -1,0 +1,84 @@
+/**
+ * Request-level KV operations over the block pool, after vLLM V1's KVCacheManager
+ * (reference §4.3–§4.4; vllm-project/vllm `vllm/v1/core/kv_cache_manager.py`
+ * `get_computed_blocks`, `allocate_slots`, `free`).
+ */
+
+import type { BlockPool } from "./block-pool.ts";
+import { blockHash, numTokens, type RequestState } from "./request-state.ts";
+
+export interface KvCacheManager {
+  readonly pool: BlockPool;
+  /**
+   * Longest cached prefix of `r`, in whole blocks, written to `out`. Never covers the last
+   * token, which must be recomputed to produce logits (§4.4): at most ⌊(L−1)/B⌋ blocks.
+   */
+  findCachedBlocks(r: RequestState, out: number[]): number;
+  /**
+   * Give `r` blocks for `n` more tokens after attaching `numHits` cached blocks from `hits`
+   * (admission only). False, with nothing changed, when the free queue cannot cover them.
+   * On success `r.numComputed` includes the hits, and full blocks are registered in the
+   * prefix cache as soon as they are scheduled (§4.3: hash published before the forward pass).
+   */
+  allocateSlots(r: RequestState, n: number, hits: readonly number[], numHits: number): boolean;
+  /** Release `r`'s blocks (hashes stay on the blocks, so the prefix remains hittable). */
+  free(r: RequestState): void;
+}
+
+export interface KvCacheManagerOptions {
+  pool: BlockPool;
+  enablePrefixCaching: boolean;
+}
+
+export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheManager {
+  const { pool, enablePrefixCaching } = options;
+  const blockSize = pool.blockSize;
+
+  return {
+    pool,
+    findCachedBlocks(r, out) {
+      out.length = 0;
+      if (!enablePrefixCaching) return 0;
+      const maxBlocks = Math.floor((numTokens(r) - 1) / blockSize);
+      for (let i = 0; i < maxBlocks; i++) {
+        const b = pool.lookup(blockHash(r, i, blockSize));
+        if (b < 0) break;
+        out.push(b);
+      }
+      return out.length;
+    },
+
+    allocateSlots(r, n, hits, numHits) {
+      const computed = r.numComputed + numHits * blockSize;
+      const held = r.blocks.length + numHits;
+      const needed = Math.max(0, Math.ceil((computed + n) / blockSize) - held);
+      // Cached hits sitting in the free queue stop being free once touched (§4.3).
+      let evictableHits = 0;
+      for (let i = 0; i < numHits; i++) if (pool.refCount(hits[i]) === 0) evictableHits++;
+      if (needed + evictableHits > pool.numFree()) return false;
+
+      if (numHits > 0) {
+        pool.touch(hits, numHits);
+        for (let i = 0; i < numHits; i++) r.blocks.push(hits[i]);
+        r.numRegistered = r.blocks.length;
+        r.numComputed = computed;
+      }
+      if (needed > 0) pool.allocate(needed, r.blocks);
+
+      if (enablePrefixCaching) {
+        const full = Math.floor((computed + n) / blockSize);
+        for (let i = r.numRegistered; i < full; i++) {
+          pool.register(r.blocks[i], blockHash(r, i, blockSize));
+        }
+        if (full > r.numRegistered) r.numRegistered = full;
+      }
+      return true;
+    },
+
+    free(r) {
+      pool.free(r.blocks);
+      r.blocks.length = 0;
+      r.numRegistered = 0;
+    },
+  };
+}

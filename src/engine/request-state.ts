@@ -1,0 +1,94 @@
+/**
+ * The engine's record of one request. Tokens are the prompt (never copied) followed by the
+ * generated ids; block hashes are computed once per full block and kept across preemption,
+ * because the token content of a block never changes (reference §4.5: hashes kept on resume).
+ */
+
+import { hashTokenRange, NONE_HASH } from "./hash.ts";
+import { naturalOutputLength } from "./output-sampler.ts";
+import type { EngineRequest } from "./types.ts";
+
+export interface RequestState {
+  readonly id: string;
+  readonly prompt: readonly number[];
+  readonly output: number[];
+  readonly maxTokens: number;
+  readonly minTokens: number;
+  /** Output length at which this request samples EOS (Infinity with ignore_eos). */
+  readonly stopLength: number;
+  /** Seeds the generated token ids. */
+  readonly fingerprint: number;
+  readonly arrivalTime: number;
+  /** Tokens whose KV is in this request's blocks (prefix hits included). */
+  numComputed: number;
+  /** Highest `numComputed` ever reached; recomputing below it is preemption cost. */
+  highWater: number;
+  readonly blocks: number[];
+  /** Chained hashes of full blocks, index = block position in the sequence. */
+  readonly hashes: number[];
+  /** Leading blocks of `blocks` already offered to the prefix cache. */
+  numRegistered: number;
+  /** Prefix-cache hit tokens at first admission; −1 before it (§3.6). */
+  numCachedTokens: number;
+  numPreemptions: number;
+  firstScheduledTime: number;
+  firstTokenTime: number;
+  lastTokenTime: number;
+  finished: boolean;
+}
+
+export function createRequestState(
+  request: EngineRequest,
+  fingerprint: number,
+  meanOutputTokens: number,
+): RequestState {
+  const natural = request.ignoreEos
+    ? Number.POSITIVE_INFINITY
+    : naturalOutputLength(fingerprint, meanOutputTokens);
+  return {
+    id: request.id,
+    prompt: request.promptTokens,
+    output: [],
+    maxTokens: request.maxTokens,
+    minTokens: request.minTokens,
+    stopLength: Math.max(natural, request.minTokens),
+    fingerprint,
+    arrivalTime: request.arrivalTime,
+    numComputed: 0,
+    highWater: 0,
+    blocks: [],
+    hashes: [],
+    numRegistered: 0,
+    numCachedTokens: -1,
+    numPreemptions: 0,
+    firstScheduledTime: Number.NaN,
+    firstTokenTime: Number.NaN,
+    lastTokenTime: Number.NaN,
+    finished: false,
+  };
+}
+
+export function numTokens(r: RequestState): number {
+  return r.prompt.length + r.output.length;
+}
+
+/** Hash of full block `index`, computing (once) any missing hashes before it. */
+export function blockHash(r: RequestState, index: number, blockSize: number): number {
+  const hashes = r.hashes;
+  while (hashes.length <= index) {
+    const i = hashes.length;
+    const parent = i === 0 ? NONE_HASH : hashes[i - 1];
+    const start = i * blockSize;
+    const end = start + blockSize;
+    const p = r.prompt.length;
+    if (end <= p) {
+      hashes.push(hashTokenRange(parent, r.prompt, start, end));
+    } else {
+      // A block straddling prompt and output (rare: once per block boundary): copy it.
+      const tokens: number[] = [];
+      for (let t = start; t < end; t++) tokens.push(t < p ? r.prompt[t] : r.output[t - p]);
+      hashes.push(hashTokenRange(parent, tokens, 0, blockSize));
+    }
+  }
+  return hashes[index];
+}

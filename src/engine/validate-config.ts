@@ -1,0 +1,41 @@
+/**
+ * EngineConfig validation: every error names the field (DESIGN.md convention 9). Like vLLM,
+ * an engine whose KV cache cannot hold one `maxModelLen` sequence refuses to start
+ * (reference §4.1 "Startup check").
+ */
+
+import { ConfigError } from "../errors.ts";
+import type { EngineConfig, TimingCoefficients } from "./types.ts";
+
+function positiveInteger(field: string, value: number, min = 1): void {
+  if (!Number.isInteger(value) || value < min) {
+    throw new ConfigError(field, `must be an integer ≥ ${min}, got ${value}`);
+  }
+}
+
+export function validateEngineConfig(config: EngineConfig): void {
+  positiveInteger("blockSize", config.blockSize);
+  // Block 0 is the null block, so at least one more is needed.
+  positiveInteger("numGpuBlocks", config.numGpuBlocks, 2);
+  positiveInteger("maxNumSeqs", config.maxNumSeqs);
+  positiveInteger("maxNumBatchedTokens", config.maxNumBatchedTokens);
+  positiveInteger("maxModelLen", config.maxModelLen, 2);
+  if (!Number.isFinite(config.seed))
+    throw new ConfigError("seed", `must be a number, got ${config.seed}`);
+  if (config.meanOutputTokens !== undefined && !(config.meanOutputTokens > 0)) {
+    throw new ConfigError("meanOutputTokens", `must be > 0, got ${config.meanOutputTokens}`);
+  }
+  for (const key of ["tFixed", "tWeights", "b", "c", "d"] as (keyof TimingCoefficients)[]) {
+    const v = config.timing?.[key];
+    if (!Number.isFinite(v) || v < 0) {
+      throw new ConfigError(`timing.${key}`, `must be a finite number ≥ 0, got ${v}`);
+    }
+  }
+  const blocksPerMaxSequence = Math.ceil(config.maxModelLen / config.blockSize);
+  if (blocksPerMaxSequence > config.numGpuBlocks - 1) {
+    throw new ConfigError(
+      "maxModelLen",
+      `${config.maxModelLen} tokens need ${blocksPerMaxSequence} KV blocks but the cache has ${config.numGpuBlocks - 1} usable blocks of ${config.blockSize} tokens; lower maxModelLen or raise numGpuBlocks`,
+    );
+  }
+}
