@@ -1,0 +1,172 @@
+/**
+ * How many tiny requests per second the simulated backend's HTTP surface sustains: chat
+ * requests with max_tokens 1–4 at a high --time-scale (so the engine's modelled time is
+ * negligible and the HTTP path dominates), 64 concurrent keep-alive connections via undici.
+ * Non-streaming and streaming run one after the other against the same server so their
+ * figures compare.
+ *
+ *   node scripts/bench-sim-http.ts [--seconds 10] [--connections 64] [--time-scale 10000]
+ *                                  [--in-process] [--json out.json]
+ *
+ * By default the backend runs as a child process (`maitred sim-backend`), so the load
+ * generator does not share its event loop; --in-process starts it with startSimBackend.
+ */
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+import { startSimBackend } from "../src/sim-server/start-sim-backend.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "10" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "64" },
+    "time-scale": { type: "string", default: "10000" },
+    "in-process": { type: "boolean", default: false },
+    json: { type: "string" },
+  },
+});
+const SECONDS = Number(args.seconds);
+const WARMUP_S = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const TIME_SCALE = args["time-scale"];
+/** Tiny requests: 1–4 output tokens (the issue's benchmark spec). */
+const MAX_TOKENS = [1, 2, 3, 4];
+
+interface Server {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function startServer(): Promise<Server> {
+  const flags = { port: 0, timeScale: TIME_SCALE, numGpuBlocks: 65_536, maxModelLen: 8192 };
+  if (args["in-process"]) {
+    const b = await startSimBackend(flags);
+    return { url: b.url, stop: () => b.close() };
+  }
+  const main = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      main,
+      "sim-backend",
+      "--port",
+      "0",
+      "--time-scale",
+      TIME_SCALE,
+      "--num-gpu-blocks",
+      "65536",
+      "--max-model-len",
+      "8192",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  // The server logs one JSON line with its URL once it listens.
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = "";
+    child.stderr?.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const m = /"url":"([^"]+)"/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`sim-backend exited with ${code}: ${buf}`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+interface Result {
+  mode: string;
+  requests: number;
+  errors: number;
+  seconds: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+async function run(pool: Pool, stream: boolean): Promise<Result> {
+  let seq = 0;
+  const latencies: number[] = [];
+  let errors = 0;
+  let measuring = false;
+  const one = async () => {
+    const i = seq++;
+    const body = JSON.stringify({
+      messages: [{ role: "user", content: `tiny request ${i}` }],
+      max_tokens: MAX_TOKENS[i % MAX_TOKENS.length],
+      ignore_eos: true,
+      stream,
+    });
+    const t0 = performance.now();
+    const res = await pool.request({
+      method: "POST",
+      path: "/v1/chat/completions",
+      headers: { "content-type": "application/json" },
+      body,
+    });
+    await res.body.text();
+    if (!measuring) return;
+    if (res.statusCode !== 200) errors++;
+    else latencies.push(performance.now() - t0);
+  };
+  const deadline = { warm: performance.now() + WARMUP_S * 1000, end: 0 };
+  deadline.end = deadline.warm + SECONDS * 1000;
+  let start = 0;
+  const worker = async () => {
+    while (performance.now() < deadline.end) {
+      if (!measuring && performance.now() >= deadline.warm) {
+        measuring = true;
+        start = performance.now();
+      }
+      await one();
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    mode: stream ? "stream" : "json",
+    requests: latencies.length,
+    errors,
+    seconds: elapsed,
+    reqPerSec: latencies.length / elapsed,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+  };
+}
+
+const server = await startServer();
+const pool = new Pool(server.url, { connections: CONNECTIONS, pipelining: 1 });
+const results: Result[] = [];
+try {
+  for (const stream of [false, true]) {
+    const r = await run(pool, stream);
+    results.push(r);
+    console.log(
+      `${r.mode.padEnd(6)} ${r.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  (${r.requests} requests, ${r.errors} errors, ${r.seconds.toFixed(1)} s, ${CONNECTIONS} connections, time-scale ${TIME_SCALE}, ${args["in-process"] ? "in-process" : "child process"})`,
+    );
+  }
+} finally {
+  await pool.close();
+  await server.stop();
+}
+if (args.json)
+  writeFileSync(
+    args.json,
+    `${JSON.stringify({ connections: CONNECTIONS, timeScale: Number(TIME_SCALE), results }, null, 2)}\n`,
+  );

@@ -1,0 +1,222 @@
+/**
+ * Request bodies of `/v1/chat/completions` and `/v1/completions`, checked the way vLLM's
+ * pydantic models check them (reference §3.2–§3.3): known fields with a wrong type or value
+ * are a 400, unknown fields (e.g. a router's `program_id`) are accepted and ignored.
+ */
+
+import type { ChatMessage } from "../engine/chat-template.ts";
+import { Errors } from "../errors.ts";
+
+export interface GenerationParams {
+  model: string | null;
+  stream: boolean;
+  includeUsage: boolean;
+  continuousUsageStats: boolean;
+  /** Absent = the endpoint's default (chat: rest of the context, completions: 16). */
+  maxTokens: number | null;
+  minTokens: number;
+  ignoreEos: boolean;
+}
+
+export interface ChatBody extends GenerationParams {
+  kind: "chat";
+  messages: ChatMessage[];
+  addGenerationPrompt: boolean;
+}
+
+export interface CompletionBody extends GenerationParams {
+  kind: "completion";
+  /** Text, or token ids when the client sent them. */
+  prompt: string | number[];
+}
+
+type Obj = Record<string, unknown>;
+type Check = (v: unknown) => boolean;
+
+const isInt: Check = (v) => typeof v === "number" && Number.isInteger(v);
+const isNum: Check = (v) => typeof v === "number" && Number.isFinite(v);
+const isBool: Check = (v) => typeof v === "boolean";
+const isStr: Check = (v) => typeof v === "string";
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const isStop: Check = (v) => isStr(v) || (Array.isArray(v) && v.every(isStr));
+const isTokenIds = (v: unknown): v is number[] =>
+  Array.isArray(v) && v.every((t) => isInt(t) && (t as number) >= 0);
+
+/** Types of the known sampling fields we accept but do not model (null is always allowed). */
+const COMMON_FIELD_TYPES: Record<string, [Check, string]> = {
+  model: [isStr, "a string"],
+  stream: [isBool, "a boolean"],
+  max_tokens: [isInt, "an integer"],
+  min_tokens: [isInt, "an integer"],
+  n: [isInt, "an integer"],
+  ignore_eos: [isBool, "a boolean"],
+  temperature: [isNum, "a number"],
+  top_p: [isNum, "a number"],
+  top_k: [isInt, "an integer"],
+  min_p: [isNum, "a number"],
+  presence_penalty: [isNum, "a number"],
+  frequency_penalty: [isNum, "a number"],
+  repetition_penalty: [isNum, "a number"],
+  seed: [isInt, "an integer"],
+  stop: [isStop, "a string or a list of strings"],
+  stop_token_ids: [isTokenIds, "a list of token ids"],
+  user: [isStr, "a string"],
+  priority: [isInt, "an integer"],
+};
+
+const CHAT_FIELD_TYPES: Record<string, [Check, string]> = {
+  ...COMMON_FIELD_TYPES,
+  max_completion_tokens: [isInt, "an integer"],
+  logprobs: [isBool, "a boolean"],
+  top_logprobs: [isInt, "an integer"],
+  add_generation_prompt: [isBool, "a boolean"],
+};
+
+const COMPLETION_FIELD_TYPES: Record<string, [Check, string]> = {
+  ...COMMON_FIELD_TYPES,
+  logprobs: [isInt, "an integer"],
+  echo: [isBool, "a boolean"],
+  suffix: [isStr, "a string"],
+};
+
+/** Parse a body as JSON; anything but an object is a 400 (vLLM answers pydantic errors so). */
+export function parseJsonObject(text: string): Obj {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw Errors.invalidJson(err instanceof Error ? err.message : String(err));
+  }
+  if (!isObj(value)) throw Errors.badRequest("Request body must be a JSON object.");
+  return value;
+}
+
+function checkTypes(body: Obj, types: Record<string, [Check, string]>): void {
+  for (const [field, [check, what]] of Object.entries(types)) {
+    const v = body[field];
+    if (v !== undefined && v !== null && !check(v)) {
+      throw Errors.badRequest(`Field \`${field}\` must be ${what}.`, field);
+    }
+  }
+}
+
+function generationParams(body: Obj, maxTokensField: unknown): GenerationParams {
+  const stream = body.stream === true;
+  const so = body.stream_options;
+  if (so !== undefined && so !== null) {
+    if (!isObj(so))
+      throw Errors.badRequest("Field `stream_options` must be an object.", "stream_options");
+    // Verbatim vLLM validator message (reference §3.3).
+    if (!stream) {
+      throw Errors.badRequest(
+        "Stream options can only be defined when `stream=True`.",
+        "stream_options",
+      );
+    }
+    for (const key of ["include_usage", "continuous_usage_stats"]) {
+      if (so[key] !== undefined && so[key] !== null && !isBool(so[key])) {
+        throw Errors.badRequest(
+          `Field \`stream_options.${key}\` must be a boolean.`,
+          "stream_options",
+        );
+      }
+    }
+  }
+  const n = (body.n as number | null | undefined) ?? 1;
+  if (n < 1) throw Errors.badRequest(`n must be at least 1, got ${n}.`, "n");
+  if (n > 1) throw Errors.badRequest("The simulated backend supports only n=1.", "n");
+  const maxTokens = (maxTokensField as number | null | undefined) ?? null;
+  if (maxTokens !== null && maxTokens < 1) {
+    throw Errors.badRequest(`max_tokens must be at least 1, got ${maxTokens}.`, "max_tokens");
+  }
+  const minTokens = (body.min_tokens as number | null | undefined) ?? 0;
+  if (minTokens < 0) {
+    throw Errors.badRequest(
+      `min_tokens must be greater than or equal to 0, got ${minTokens}.`,
+      "min_tokens",
+    );
+  }
+  if (maxTokens !== null && minTokens > maxTokens) {
+    throw Errors.badRequest(
+      `min_tokens must be less than or equal to max_tokens=${maxTokens}, got ${minTokens}.`,
+      "min_tokens",
+    );
+  }
+  return {
+    model: (body.model as string | null | undefined) ?? null,
+    stream,
+    includeUsage: isObj(so) && so.include_usage === true,
+    continuousUsageStats: isObj(so) && so.continuous_usage_stats === true,
+    maxTokens,
+    minTokens,
+    ignoreEos: body.ignore_eos === true,
+  };
+}
+
+function checkMessage(m: unknown, i: number): ChatMessage {
+  const bad = (what: string) => Errors.badRequest(`messages[${i}]${what}`, "messages");
+  if (!isObj(m) || typeof m.role !== "string")
+    throw bad(" must be an object with a string `role`.");
+  const c = m.content;
+  if (c !== undefined && c !== null && !isStr(c)) {
+    if (!Array.isArray(c)) throw bad(".content must be a string or a list of parts.");
+    for (const part of c) {
+      if (!isObj(part) || part.type !== "text" || !isStr(part.text)) {
+        throw bad(".content: only text parts are supported.");
+      }
+    }
+  }
+  if (m.tool_calls !== undefined && m.tool_calls !== null) {
+    const ok =
+      Array.isArray(m.tool_calls) &&
+      m.tool_calls.every(
+        (t) =>
+          isObj(t) && isObj(t.function) && isStr(t.function.name) && isStr(t.function.arguments),
+      );
+    if (!ok) throw bad(".tool_calls must be a list of {function: {name, arguments}}.");
+  }
+  return m as unknown as ChatMessage;
+}
+
+export function parseChatBody(body: Obj): ChatBody {
+  checkTypes(body, CHAT_FIELD_TYPES);
+  const raw = body.messages;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw Errors.badRequest("Field `messages` must be a non-empty list.", "messages");
+  }
+  const messages = raw.map(checkMessage);
+  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
+  return {
+    kind: "chat",
+    messages,
+    addGenerationPrompt: body.add_generation_prompt !== false,
+    ...generationParams(body, maxTokens),
+  };
+}
+
+export function parseCompletionBody(body: Obj): CompletionBody {
+  checkTypes(body, COMPLETION_FIELD_TYPES);
+  let prompt = body.prompt;
+  // A one-element batch is the same as a single prompt; larger batches are not modelled.
+  if (
+    Array.isArray(prompt) &&
+    prompt.length === 1 &&
+    (isStr(prompt[0]) || Array.isArray(prompt[0]))
+  ) {
+    prompt = prompt[0];
+  }
+  if (!isStr(prompt) && !(isTokenIds(prompt) && prompt.length > 0)) {
+    const batched = Array.isArray(prompt) && prompt.length > 1 && !prompt.every(isInt);
+    throw Errors.badRequest(
+      batched
+        ? "The simulated backend supports one prompt per request."
+        : "Field `prompt` must be a string or a non-empty list of token ids.",
+      "prompt",
+    );
+  }
+  return {
+    kind: "completion",
+    prompt: prompt as string | number[],
+    ...generationParams(body, body.max_tokens),
+  };
+}

@@ -1,0 +1,174 @@
+/**
+ * vLLM V1's `/metrics` (v0.11-era shape) rendered from EngineStats. Family order follows the
+ * registration order in vllm-project/vllm `vllm/v1/metrics/loggers.py` (`PrometheusStatLogger`),
+ * with `vllm:cache_config_info` last because it is registered in `log_engine_initialized`.
+ * Names, HELP strings and label sets: reference/vllm-backend.md §1.3–§1.5.
+ */
+
+import type { EngineStats, HistogramData } from "../engine/types.ts";
+import { createExpositionWriter, type Labels } from "./prom-format.ts";
+
+export interface VllmMetricsInfo {
+  modelName: string;
+  blockSize: number;
+  numGpuBlocks: number;
+  enablePrefixCaching: boolean;
+  /** Unix time (s) the server started: every `_created` sample (fixed, §1.1). */
+  createdAt: number;
+}
+
+/** Data-parallel engine index; a single engine is "0" (§1.2). */
+const ENGINE_INDEX = "0";
+
+/**
+ * Pre-created at 0 on a fresh server. The §1.5 sample (v0.11-era) lists five reasons; the
+ * engine only produces the first three, `error` and `repetition` stay at 0.
+ */
+const FINISHED_REASONS = ["stop", "length", "abort", "error", "repetition"] as const;
+
+/** The illustrative CacheConfig label set of §1.4; values are Python `str()` reprs. */
+function cacheConfigLabels(info: VllmMetricsInfo): Labels {
+  return {
+    block_size: String(info.blockSize),
+    cache_dtype: "auto",
+    calculate_kv_scales: "False",
+    cpu_offload_gb: "0",
+    enable_prefix_caching: info.enablePrefixCaching ? "True" : "False",
+    engine: ENGINE_INDEX,
+    gpu_memory_utilization: "0.9",
+    is_attention_free: "False",
+    num_cpu_blocks: "None",
+    num_gpu_blocks: String(info.numGpuBlocks),
+    num_gpu_blocks_override: "None",
+    prefix_caching_hash_algo: "sha256",
+    sliding_window: "None",
+    swap_space: "4",
+  };
+}
+
+export function renderVllmMetrics(stats: EngineStats, info: VllmMetricsInfo): string {
+  const w = createExpositionWriter({ created: info.createdAt });
+  const base: Labels = { model_name: info.modelName, engine: ENGINE_INDEX };
+  const one = (value: number): Array<[Labels, number]> => [[base, value]];
+
+  w.gauge(
+    "vllm:num_requests_running",
+    "Number of requests in model execution batches.",
+    one(stats.numRunning),
+  );
+  w.gauge(
+    "vllm:num_requests_waiting",
+    "Number of requests waiting to be processed.",
+    one(stats.numWaiting),
+  );
+  w.gauge(
+    "vllm:kv_cache_usage_perc",
+    "KV-cache usage. 1 means 100 percent usage.",
+    one(stats.kvCacheUsage),
+  );
+  w.counter(
+    "vllm:prefix_cache_queries",
+    "Prefix cache queries, in terms of number of queried tokens.",
+    one(stats.prefixCacheQueries),
+  );
+  w.counter(
+    "vllm:prefix_cache_hits",
+    "Prefix cache hits, in terms of number of cached tokens.",
+    one(stats.prefixCacheHits),
+  );
+  w.counter(
+    "vllm:num_preemptions",
+    "Cumulative number of preemption from the engine.",
+    one(stats.numPreemptions),
+  );
+  w.counter("vllm:prompt_tokens", "Number of prefill tokens processed.", one(stats.promptTokens));
+  w.counter(
+    "vllm:generation_tokens",
+    "Number of generation tokens processed.",
+    one(stats.generationTokens),
+  );
+  w.counter(
+    "vllm:request_success",
+    "Count of successfully processed requests.",
+    FINISHED_REASONS.map((reason): [Labels, number] => [
+      { ...base, finished_reason: reason },
+      reason === "stop" || reason === "length" || reason === "abort"
+        ? stats.requestSuccess[reason]
+        : 0,
+    ]),
+  );
+  // Optional histograms render only when the engine keeps them (EngineStats marks them `?`).
+  const h = (name: string, help: string, data: HistogramData | undefined) => {
+    if (data !== undefined) w.histogram(name, help, base, data);
+  };
+  h("vllm:request_prompt_tokens", "Number of prefill tokens processed.", stats.requestPromptTokens);
+  h(
+    "vllm:request_generation_tokens",
+    "Number of generation tokens processed.",
+    stats.requestGenerationTokens,
+  );
+  h(
+    "vllm:iteration_tokens_total",
+    "Histogram of number of tokens per engine_step.",
+    stats.iterationTokens,
+  );
+  h(
+    "vllm:request_max_num_generation_tokens",
+    "Histogram of maximum number of requested generation tokens.",
+    stats.requestMaxNumGenerationTokens,
+  );
+  h(
+    "vllm:request_params_max_tokens",
+    "Histogram of the max_tokens request parameter.",
+    stats.requestParamsMaxTokens,
+  );
+  h(
+    "vllm:request_prefill_kv_computed_tokens",
+    "Histogram of new KV tokens computed during prefill (excluding cached tokens).",
+    stats.requestPrefillKvComputedTokens,
+  );
+  h(
+    "vllm:time_to_first_token_seconds",
+    "Histogram of time to first token in seconds.",
+    stats.timeToFirstToken,
+  );
+  h(
+    "vllm:inter_token_latency_seconds",
+    "Histogram of inter-token latency in seconds.",
+    stats.interTokenLatency,
+  );
+  h(
+    "vllm:request_time_per_output_token_seconds",
+    "Histogram of time_per_output_token_seconds per request.",
+    stats.requestTimePerOutputToken,
+  );
+  h(
+    "vllm:e2e_request_latency_seconds",
+    "Histogram of e2e request latency in seconds.",
+    stats.e2eRequestLatency,
+  );
+  h(
+    "vllm:request_queue_time_seconds",
+    "Histogram of time spent in WAITING phase for request.",
+    stats.requestQueueTime,
+  );
+  h(
+    "vllm:request_inference_time_seconds",
+    "Histogram of time spent in RUNNING phase for request.",
+    stats.requestInferenceTime,
+  );
+  h(
+    "vllm:request_prefill_time_seconds",
+    "Histogram of time spent in PREFILL phase for request.",
+    stats.requestPrefillTime,
+  );
+  h(
+    "vllm:request_decode_time_seconds",
+    "Histogram of time spent in DECODE phase for request.",
+    stats.requestDecodeTime,
+  );
+  w.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", [
+    [cacheConfigLabels(info), 1],
+  ]);
+  return w.text();
+}
