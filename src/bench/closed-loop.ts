@@ -1,0 +1,209 @@
+import { setMaxListeners } from "node:events";
+import { createConversation } from "../workload/conversation.ts";
+import type { ProgramPlan, Workload } from "../workload/types.ts";
+import type { ProgramRecord, RunRecords } from "./records.ts";
+import type { StepClient, StepResponse } from "./step-client.ts";
+
+/**
+ * The closed-loop agent driver: C programs in flight; when one ends the next program of the
+ * workload takes its slot (agent-workloads.md §3.5, ThunderAgent's "parallel workflow
+ * number"). A program sends its steps in order, each the conversation so far, and waits its
+ * tool time (divided by `timeScale`) between them. The run ends when the steady window closes
+ * (in-flight calls are aborted, their programs count as unfinished) or when `maxPrograms`
+ * programs have ended, whichever is first. Clock and sleep are injected so the loop logic can
+ * be tested without waiting.
+ */
+
+export interface LoopProgress {
+  elapsedMs: number;
+  stepsCompleted: number;
+  programsStarted: number;
+  programsCompleted: number;
+  programsRunning: number;
+  errors: number;
+}
+
+export interface ClosedLoopOptions {
+  workload: Workload;
+  client: StepClient;
+  model: string;
+  concurrency: number;
+  /** Tool times and start offsets are divided by this. */
+  timeScale?: number;
+  warmupMs?: number;
+  /** Steady-window length; the run stops at warmup + duration. */
+  durationMs?: number;
+  /** Launch at most this many programs; the run ends when they have all ended. */
+  maxPrograms?: number;
+  /** Prefix for program ids, so runs against one long-lived router never collide. */
+  programIdPrefix?: string;
+  /** Retries of a step answered 429/503 or lost in transport before the program fails. */
+  maxRetries?: number;
+  now?: () => number;
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface ClosedLoop {
+  done: Promise<RunRecords>;
+  stop(): void;
+  progress(): LoopProgress;
+}
+
+export const DEFAULT_MAX_RETRIES = 3;
+/** Wait before retrying when the server sent no Retry-After (ms, before time scaling). */
+const DEFAULT_RETRY_MS = 1000;
+/** Pause before a failed program's slot starts the next one, so a dead URL does not spin. */
+const FAILURE_BACKOFF_MS = 250;
+const RETRYABLE_STATUS = new Set([429, 503]);
+
+/** setTimeout that resolves early (never rejects) when the signal aborts. */
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
+}
+
+export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
+  const now = o.now ?? (() => performance.now());
+  const sleep = o.sleep ?? abortableSleep;
+  const scale = o.timeScale ?? 1;
+  const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const prefix = o.programIdPrefix ?? "";
+  const t0 = now();
+  const elapsed = () => now() - t0;
+  const stopper = new AbortController();
+  // Every in-flight request and sleep listens on this one signal.
+  setMaxListeners(0, stopper.signal);
+  const signal = stopper.signal;
+  const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
+  const counts = { steps: 0, completed: 0, running: 0 };
+  let next = 0;
+  let stopAt: number | null = null;
+  const stop = () => {
+    if (stopAt === null) stopAt = elapsed();
+    stopper.abort();
+  };
+
+  async function send(
+    rec: ProgramRecord,
+    stepIndex: number,
+    request: Parameters<StepClient["send"]>[0],
+  ) {
+    for (let attempt = 0; ; attempt++) {
+      let res: StepResponse;
+      try {
+        res = await o.client.send(request, signal);
+      } catch (err) {
+        if (signal.aborted) return null;
+        throw err;
+      }
+      if (res.ok || signal.aborted) return signal.aborted ? null : res;
+      records.errors.push({ programId: rec.programId, stepIndex, atMs: elapsed(), kind: res.kind });
+      const retryable = res.status === null || RETRYABLE_STATUS.has(res.status);
+      if (!retryable || attempt >= maxRetries) return res;
+      await sleep((res.retryAfterMs ?? DEFAULT_RETRY_MS) / scale, signal);
+      if (signal.aborted) return null;
+    }
+  }
+
+  async function runProgram(plan: ProgramPlan): Promise<void> {
+    const rec: ProgramRecord = {
+      programId: prefix + plan.programId,
+      launchMs: elapsed(),
+      outcome: "unfinished",
+    };
+    records.programs.push(rec);
+    counts.running++;
+    const conversation = createConversation(plan, {
+      workloadSeed: o.workload.seed,
+      sharedPrefixTokens: o.workload.sharedPrefixTokens,
+    });
+    const texts: (string | undefined)[] = [];
+    try {
+      for (let i = 0; i < plan.steps.length; i++) {
+        const step = plan.steps[i];
+        const startMs = elapsed();
+        const res = await send(rec, i, {
+          programId: rec.programId,
+          model: o.model,
+          messages: conversation.messagesFor(i, texts),
+          maxTokens: step.completionTokens,
+        });
+        if (res === null) return;
+        if (!res.ok) {
+          rec.outcome = "failed";
+          rec.endMs = elapsed();
+          await sleep(FAILURE_BACKOFF_MS, signal);
+          return;
+        }
+        const endMs = elapsed();
+        records.steps.push({
+          programId: rec.programId,
+          stepIndex: i,
+          startMs,
+          endMs,
+          promptTokens: res.promptTokens,
+          cachedTokens: res.cachedTokens,
+          completionTokens: res.completionTokens,
+          pausedMs: res.pausedMs,
+        });
+        counts.steps++;
+        if (i === 0) rec.firstResponseMs = endMs;
+        texts[i] = res.text;
+        if (i < plan.steps.length - 1) {
+          await sleep(step.toolMs / scale, signal);
+          if (signal.aborted) return;
+        }
+      }
+      rec.outcome = "completed";
+      rec.endMs = elapsed();
+      counts.completed++;
+    } finally {
+      counts.running--;
+      await o.client.release(rec.programId);
+    }
+  }
+
+  async function worker(): Promise<void> {
+    while (!signal.aborted) {
+      if (o.maxPrograms !== undefined && next >= o.maxPrograms) return;
+      const plan = o.workload.programAt(next++);
+      const wait = plan.startOffsetMs / scale - elapsed();
+      if (wait > 0) await sleep(wait, signal);
+      if (signal.aborted) return;
+      await runProgram(plan);
+    }
+  }
+
+  const windowEnd = o.durationMs === undefined ? null : (o.warmupMs ?? 0) + o.durationMs;
+  if (windowEnd !== null) {
+    void sleep(windowEnd - elapsed(), signal).then(() => {
+      if (!signal.aborted) stop();
+    });
+  }
+  const workers = Array.from({ length: o.concurrency }, () => worker());
+  const done = Promise.all(workers).then(() => {
+    records.endMs = stopAt ?? elapsed();
+    stopper.abort();
+    return records;
+  });
+  return {
+    done,
+    stop,
+    progress: () => ({
+      elapsedMs: elapsed(),
+      stepsCompleted: counts.steps,
+      programsStarted: records.programs.length,
+      programsCompleted: counts.completed,
+      programsRunning: counts.running,
+      errors: records.errors.length,
+    }),
+  };
+}

@@ -1,0 +1,139 @@
+import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
+import { ConfigError } from "../errors.ts";
+import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
+import { loadWorkload } from "../workload/load-workload.ts";
+import type { WorkloadSpec } from "../workload/types.ts";
+import { discoverModel } from "./discover-model.ts";
+import type { RunReport } from "./report.ts";
+import { runBench } from "./run-bench.ts";
+
+/**
+ * `maitred bench compare`: the same workload against each system in turn, in one process, so
+ * the ratios are meaningful on a noisy machine (DESIGN.md, performance habits). Every router
+ * mode gets fresh simulated backends, so no run inherits another's warm cache; `direct` sends
+ * straight to a single backend (the "vLLM alone" baseline of ThunderAgent's Fig. 4).
+ */
+
+export const COMPARE_MODES = ["default", "tr", "direct"] as const;
+export type CompareMode = (typeof COMPARE_MODES)[number];
+
+export interface RunningRouter {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts a router in `mode` in front of `backends` (injected: the router is another module). */
+export type RouterStarter = (mode: "default" | "tr", backends: string[]) => Promise<RunningRouter>;
+
+export interface CompareOptions {
+  workload: WorkloadSpec;
+  concurrency: number;
+  timeScale: number;
+  warmupMs: number;
+  durationMs?: number;
+  maxPrograms?: number;
+  numBackends: number;
+  numGpuBlocks?: number;
+  profile?: string;
+  modes: readonly CompareMode[];
+  /** Extra OpenAI-compatible URLs run with the same workload (another router, a real vLLM). */
+  extraUrls: readonly string[];
+  /** Model for the extra URLs; discovered from each URL when absent. */
+  model?: string;
+  progress: boolean;
+  startRouter: RouterStarter;
+  /** Called after each run (print as you go). */
+  onRun?: (report: RunReport) => void;
+}
+
+/** Block size of the simulated backends (vLLM's default). */
+const BLOCK_SIZE = 16;
+
+function simOptions(o: CompareOptions, index: number) {
+  const profile = o.profile ?? undefined;
+  const maxLen = TIMING_PROFILES[profile ?? DEFAULT_PROFILE]?.maxModelLen;
+  // A small --num-gpu-blocks (to force thrashing) must still hold one full context.
+  const capacity = o.numGpuBlocks === undefined ? undefined : (o.numGpuBlocks - 1) * BLOCK_SIZE;
+  const maxModelLen =
+    capacity !== undefined && maxLen !== undefined && capacity < maxLen ? capacity : undefined;
+  return {
+    port: 0,
+    timeScale: o.timeScale,
+    profile,
+    numGpuBlocks: o.numGpuBlocks,
+    maxModelLen,
+    blockSize: BLOCK_SIZE,
+    enablePromptTokensDetails: true,
+    seed: index,
+  };
+}
+
+async function startBackends(o: CompareOptions): Promise<SimBackend[]> {
+  const started: SimBackend[] = [];
+  try {
+    for (let i = 0; i < o.numBackends; i++) started.push(await startSimBackend(simOptions(o, i)));
+  } catch (err) {
+    await Promise.all(started.map((b) => b.close()));
+    throw err;
+  }
+  return started;
+}
+
+export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
+  if (o.modes.includes("direct") && o.numBackends !== 1) {
+    throw new ConfigError("--modes", "`direct` needs --num-backends 1 (it bypasses any router)");
+  }
+  const reports: RunReport[] = [];
+  const run = async (label: string, url: string, model: string, maxLen: number | null) => {
+    const spec =
+      maxLen === null
+        ? o.workload
+        : {
+            ...o.workload,
+            maxContextTokens: Math.min(o.workload.maxContextTokens ?? maxLen, maxLen),
+          };
+    const { report } = await runBench({
+      router: label,
+      url,
+      model,
+      workload: await loadWorkload(spec),
+      concurrency: o.concurrency,
+      timeScale: o.timeScale,
+      warmupMs: o.warmupMs,
+      durationMs: o.durationMs,
+      maxPrograms: o.maxPrograms,
+      progress: o.progress,
+      programIdPrefix: `${label}-`,
+    });
+    reports.push(report);
+    o.onRun?.(report);
+  };
+  for (const mode of o.modes) {
+    const backends = await startBackends(o);
+    const { model, maxModelLen } = backends[0].options;
+    try {
+      if (mode === "direct") await run(mode, backends[0].url, model, maxModelLen);
+      else {
+        const router = await o.startRouter(
+          mode,
+          backends.map((b) => b.url),
+        );
+        try {
+          await run(mode, router.url, model, maxModelLen);
+        } finally {
+          await router.close();
+        }
+      }
+    } finally {
+      await Promise.all(backends.map((b) => b.close()));
+    }
+  }
+  for (const url of o.extraUrls) {
+    const served = await discoverModel(url);
+    const model = o.model ?? served?.id;
+    if (!model)
+      throw new ConfigError("--model", `cannot discover the model served at ${url}; pass --model`);
+    await run(url, url, model, served?.maxModelLen ?? null);
+  }
+  return reports;
+}

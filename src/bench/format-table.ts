@@ -1,0 +1,96 @@
+import type { RunReport } from "./report.ts";
+
+/**
+ * Human tables for bench reports: one column per run, and from the second run on each number
+ * carries its ratio to the first run (the baseline), e.g. `371.0 (2.65x)`, the way ThunderAgent
+ * labels its speed-ups over vLLM (thunderagent.md §1.6).
+ */
+
+interface Row {
+  label: string;
+  value: (r: RunReport) => number | null;
+  /** Digits after the decimal point. */
+  digits: number;
+  /** Ratios are meaningful for throughput/latency rows, not for counts of errors. */
+  ratio: boolean;
+}
+
+const ROWS: Row[] = [
+  { label: "steps/min", value: (r) => r.steps_per_min, digits: 1, ratio: true },
+  { label: "steps completed", value: (r) => r.steps_completed, digits: 0, ratio: true },
+  { label: "programs completed", value: (r) => r.programs_completed, digits: 0, ratio: true },
+  { label: "programs failed", value: (r) => r.programs_failed, digits: 0, ratio: false },
+  { label: "step latency p50 (ms)", value: (r) => r.step_latency_ms.p50, digits: 0, ratio: true },
+  { label: "step latency p95 (ms)", value: (r) => r.step_latency_ms.p95, digits: 0, ratio: true },
+  { label: "step latency p99 (ms)", value: (r) => r.step_latency_ms.p99, digits: 0, ratio: true },
+  {
+    label: "first response p50 (ms)",
+    value: (r) => r.first_response_ms.p50,
+    digits: 0,
+    ratio: true,
+  },
+  {
+    label: "first response p95 (ms)",
+    value: (r) => r.first_response_ms.p95,
+    digits: 0,
+    ratio: true,
+  },
+  {
+    label: "first response spread (ms)",
+    value: (r) => r.first_response_ms.spread,
+    digits: 0,
+    ratio: true,
+  },
+  { label: "paused total (s)", value: (r) => r.paused_ms.total / 1000, digits: 1, ratio: false },
+  { label: "steps paused", value: (r) => r.paused_ms.steps_paused, digits: 0, ratio: false },
+  { label: "prompt tokens", value: (r) => r.prompt_tokens.total, digits: 0, ratio: true },
+  { label: "  from cache", value: (r) => r.prompt_tokens.cached, digits: 0, ratio: true },
+  { label: "  re-prefilled", value: (r) => r.prompt_tokens.prefilled, digits: 0, ratio: true },
+  {
+    label: "cache hit rate (%)",
+    value: (r) =>
+      r.prompt_tokens.cache_hit_rate === null ? null : r.prompt_tokens.cache_hit_rate * 100,
+    digits: 1,
+    ratio: false,
+  },
+  { label: "errors", value: (r) => r.errors_total, digits: 0, ratio: false },
+];
+
+function cell(v: number | null, digits: number): string {
+  return v === null ? "-" : v.toFixed(digits);
+}
+
+function ratioText(v: number | null, base: number | null): string {
+  if (v === null || base === null || base === 0) return "";
+  return ` (${(v / base).toFixed(2)}x)`;
+}
+
+function render(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  const rule = widths.map((w) => "-".repeat(w)).join("  ");
+  return [line(header), rule, ...rows.map(line)].join("\n");
+}
+
+/** Side-by-side table; works for one run too. */
+export function formatRunsTable(runs: readonly RunReport[]): string {
+  if (runs.length === 0) return "(no runs)";
+  const base = runs[0];
+  const header = ["", ...runs.map((r) => `${r.router} (C=${r.concurrency})`)];
+  const rows = ROWS.map((row) => [
+    row.label,
+    ...runs.map((r, i) => {
+      const v = row.value(r);
+      const text = cell(v, row.digits);
+      return i > 0 && row.ratio ? text + ratioText(v, row.value(base)) : text;
+    }),
+  ]);
+  const kinds = [...new Set(runs.flatMap((r) => Object.keys(r.errors)))].sort();
+  for (const kind of kinds) {
+    rows.push([`  ${kind}`, ...runs.map((r) => String(r.errors[kind] ?? 0))]);
+  }
+  const w = base.window_ms;
+  const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}, steady window ${w.start}-${w.end} ms`;
+  return `${render(header, rows)}\n${footer}`;
+}

@@ -1,0 +1,63 @@
+/**
+ * What a run produces, as plain data: the live driver records these on the wall clock, the
+ * simulator on its virtual clock, and report.ts turns either into the same report. Times are
+ * milliseconds since the run started.
+ */
+
+/** One LLM call that returned a usable response. */
+export interface StepRecord {
+  programId: string;
+  stepIndex: number;
+  /** Request sent. */
+  startMs: number;
+  /** Response fully received. */
+  endMs: number;
+  promptTokens: number;
+  /** `usage.prompt_tokens_details.cached_tokens`; null when the backend does not report it. */
+  cachedTokens: number | null;
+  completionTokens: number;
+  /** Time the router held the request (`x-maitred-paused-ms`; 0 elsewhere). */
+  pausedMs: number;
+}
+
+/** A failed call; `kind` is `http_<status>[_<code>]` or a transport error name. */
+export interface ErrorRecord {
+  programId: string;
+  stepIndex: number;
+  atMs: number;
+  kind: string;
+}
+
+export type ProgramOutcome = "completed" | "failed" | "unfinished";
+
+export interface ProgramRecord {
+  programId: string;
+  /** The program took a concurrency slot and its start offset had passed. */
+  launchMs: number;
+  /** End of its first response, if it got one. */
+  firstResponseMs?: number;
+  /** Completion or failure time. */
+  endMs?: number;
+  outcome: ProgramOutcome;
+}
+
+export interface RunRecords {
+  steps: StepRecord[];
+  errors: ErrorRecord[];
+  programs: ProgramRecord[];
+  /** When the run stopped (ms since start). */
+  endMs: number;
+}
+
+export interface RunMeta {
+  /** Label of the system under test: `default`, `tr`, a URL… */
+  router: string;
+  url?: string;
+  concurrency: number;
+  workload: string;
+  seed: number;
+  timeScale: number;
+  warmupMs: number;
+  /** Steady-window length; undefined = until the run ends. */
+  durationMs?: number;
+}

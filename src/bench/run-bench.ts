@@ -1,0 +1,83 @@
+import type { Workload } from "../workload/types.ts";
+import { startClosedLoop } from "./closed-loop.ts";
+import { startProgressBar } from "./progress-bar.ts";
+import type { RunRecords } from "./records.ts";
+import { buildRunReport, type RunReport } from "./report.ts";
+import { createStepClient } from "./step-client.ts";
+
+/**
+ * One live bench run against one URL: closed loop over HTTP, then the pure report. `compare`
+ * calls this once per system under test, with the same workload, in one process.
+ */
+
+export interface BenchRunOptions {
+  /** Label for the report (`default`, `tr`, the URL…). */
+  router: string;
+  url: string;
+  workload: Workload;
+  model: string;
+  concurrency: number;
+  timeScale: number;
+  warmupMs: number;
+  durationMs?: number;
+  maxPrograms?: number;
+  /** Draw a progress bar on stderr when it is a TTY. */
+  progress?: boolean;
+  programIdPrefix?: string;
+}
+
+export interface BenchRunResult {
+  report: RunReport;
+  records: RunRecords;
+}
+
+export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
+  const client = createStepClient({ url: o.url, connections: o.concurrency });
+  try {
+    const loop = startClosedLoop({
+      workload: o.workload,
+      client,
+      model: o.model,
+      concurrency: o.concurrency,
+      timeScale: o.timeScale,
+      warmupMs: o.warmupMs,
+      durationMs: o.durationMs,
+      maxPrograms: o.maxPrograms,
+      programIdPrefix: o.programIdPrefix,
+    });
+    const bar = o.progress
+      ? startProgressBar(loop.progress, {
+          label: o.router,
+          warmupMs: o.warmupMs,
+          totalMs: o.durationMs === undefined ? undefined : o.warmupMs + o.durationMs,
+          totalPrograms: o.maxPrograms,
+        })
+      : null;
+    // Ctrl-C ends the run early but still reports what was measured.
+    const onSigint = () => loop.stop();
+    process.once("SIGINT", onSigint);
+    let records: RunRecords;
+    try {
+      records = await loop.done;
+    } finally {
+      process.removeListener("SIGINT", onSigint);
+      bar?.stop();
+    }
+    const report = buildRunReport(
+      {
+        router: o.router,
+        url: o.url,
+        concurrency: o.concurrency,
+        workload: o.workload.name,
+        seed: o.workload.seed,
+        timeScale: o.timeScale,
+        warmupMs: o.warmupMs,
+        durationMs: o.durationMs,
+      },
+      records,
+    );
+    return { report, records };
+  } finally {
+    await client.close();
+  }
+}

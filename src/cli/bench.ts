@@ -1,0 +1,125 @@
+/**
+ * `maitred bench` (one URL) and `maitred bench compare` (simulated backends behind each router
+ * mode, plus extra URLs), both closed-loop agent workloads (src/bench, src/workload). The table
+ * goes to stdout, the progress bar to stderr; `--json` and `--svg` write files.
+ */
+
+import { writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import {
+  type BenchFlags,
+  type CompareFlags,
+  DEFAULT_CONCURRENCY,
+  DEFAULT_DURATION,
+  DEFAULT_URL,
+  DEFAULT_WARMUP,
+  resolveBenchFlags,
+  resolveCompareFlags,
+} from "../bench/bench-options.ts";
+import { runCompare } from "../bench/compare.ts";
+import { discoverModel } from "../bench/discover-model.ts";
+import { formatRunsTable } from "../bench/format-table.ts";
+import { benchJson, type RunReport } from "../bench/report.ts";
+import { runBench } from "../bench/run-bench.ts";
+import { startRouterFor } from "../bench/start-router-for.ts";
+import { renderSvgChart } from "../bench/svg-chart.ts";
+import { ConfigError } from "../errors.ts";
+import { DEFAULT_WORKLOAD, loadWorkload, SHIPPED_TRACES } from "../workload/load-workload.ts";
+import { presetNames } from "../workload/presets.ts";
+
+function addCommonOptions(cmd: Command): Command {
+  const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
+  return cmd
+    .option(
+      "--workload <name|file>",
+      `preset or trace: ${workloads}, or a .jsonl path (default: ${DEFAULT_WORKLOAD})`,
+    )
+    .option("--concurrency <n>", `programs in flight (default: ${DEFAULT_CONCURRENCY})`)
+    .option("--time-scale <S>", "divide tool times (and simulated engines' time) by S (default: 1)")
+    .option("--warmup <duration>", `time before the steady window (default: ${DEFAULT_WARMUP})`)
+    .option("--duration <duration>", `steady window (default: ${DEFAULT_DURATION})`)
+    .option("--programs <n>", "stop after n programs have run (no window unless --duration)")
+    .option("--seed <n>", "seeds program order, sampled values and text (default: 1)")
+    .option("--stagger <duration>", "gap between program start offsets (default: 100ms)")
+    .option(
+      "--max-context <tokens>",
+      "end programs before a call longer than this (default: the served max_model_len)",
+    )
+    .option("--json <file>", "write the report as JSON")
+    .option("--svg <file>", "write a bar chart of steps/min and p95 step latency")
+    .option("--no-progress", "no progress bar");
+}
+
+async function writeOutputs(runs: RunReport[], json?: string, svg?: string): Promise<void> {
+  if (json) await writeFile(json, `${JSON.stringify(benchJson(runs), null, 2)}\n`);
+  if (svg) await writeFile(svg, renderSvgChart(runs));
+}
+
+/** Repeatable flag: every occurrence is kept (bench uses one URL, compare any number). */
+const collect = (v: string, acc: string[] = []) => [...acc, v];
+
+/**
+ * Shared flags live on `bench` only and `compare` reads them with optsWithGlobals(): with the
+ * same flag on both, commander would hand `bench compare --concurrency 8` to the parent.
+ */
+export function registerBench(program: Command): void {
+  const bench = addCommonOptions(
+    program
+      .command("bench")
+      .description(
+        "Drive closed-loop agent programs (trace replay or synthetic) against an OpenAI-compatible URL and report steps/min, latency, pauses and cache use",
+      )
+      .option(
+        "--url <url>",
+        `target base URL (default: ${DEFAULT_URL}); with compare: an extra URL to run too (repeatable)`,
+        collect,
+      )
+      .option("--model <name>", "model to request (default: the first one /v1/models lists)")
+      .option("--label <name>", "name of this run in the report (default: the URL)"),
+  ).action(async (flags: Omit<BenchFlags, "url"> & { url?: string[] }) => {
+    if ((flags.url?.length ?? 0) > 1)
+      throw new ConfigError("--url", "bench takes one --url (compare takes several)");
+    const o = resolveBenchFlags({ ...flags, url: flags.url?.[0] });
+    const served = await discoverModel(o.url);
+    const model = o.model ?? served?.id;
+    if (!model) throw new ConfigError("--model", `cannot list models at ${o.url}; pass --model`);
+    const max = served?.maxModelLen ?? undefined;
+    const spec =
+      max && !o.workload.maxContextTokens ? { ...o.workload, maxContextTokens: max } : o.workload;
+    const { report } = await runBench({
+      router: o.label,
+      url: o.url,
+      model,
+      workload: await loadWorkload(spec),
+      concurrency: o.concurrency,
+      timeScale: o.timeScale,
+      warmupMs: o.warmupMs,
+      durationMs: o.durationMs,
+      maxPrograms: o.maxPrograms,
+      progress: o.progress,
+      programIdPrefix: `bench-${Date.now().toString(36)}-`,
+    });
+    process.stdout.write(`${formatRunsTable([report])}\n`);
+    await writeOutputs([report], o.json, o.svg);
+  });
+
+  bench
+    .command("compare")
+    .description(
+      "Start simulated backends, put a router in each mode in front (default, tr; direct = no router) and run the same workload against each, plus any --url; print a side-by-side table with ratios. Takes every `maitred bench` flag too.",
+    )
+    .option("--num-backends <n>", "simulated backends per mode (default: 1)")
+    .option("--num-gpu-blocks <n>", "KV blocks per simulated backend (default: the profile's)")
+    .option("--profile <name>", "timing profile of the simulated backends")
+    .option("--modes <list>", "comma list of default, tr, direct (default: default,tr)")
+    .action(async (_flags: unknown, cmd: Command) => {
+      const o = resolveCompareFlags(cmd.optsWithGlobals() as CompareFlags);
+      const runs = await runCompare({
+        ...o,
+        startRouter: startRouterFor,
+        onRun: (r) => process.stderr.write(`${r.router}: ${r.steps_per_min} steps/min\n`),
+      });
+      process.stdout.write(`${formatRunsTable(runs)}\n`);
+      await writeOutputs(runs, o.json, o.svg);
+    });
+}

@@ -1,0 +1,60 @@
+import { sample, sampleInt } from "./distribution.ts";
+import type { PresetParams } from "./presets.ts";
+import type { Rng } from "./prng.ts";
+import type { StepPlan } from "./types.ts";
+
+/**
+ * The parametric agent model of agent-workloads.md §5, one program at a time:
+ *
+ *   N ~ round(LN(μ_N, σ_N)) clipped; P0 from the preset (S included or added);
+ *   for t in 0..N-1: c_t ~ output model of phase(t); prompt_t = P_t;
+ *     if t < N-1: o_t ~ LN(μ_o, σ_o) clipped; P_{t+1} = P_t + a·c_t + o_t;
+ *                 T_t ~ tool mixture, capped (or a human gap on `humanGap.share` of steps).
+ *
+ * Steps are independent given the preset: §5 found every measured lag-1 and cross
+ * correlation weak (|r| ≤ 0.23), so the model carries none.
+ */
+
+/** Minimum first prompt beyond the shared prefix (a task needs at least one token). */
+const MIN_TASK_TOKENS = 1;
+
+/** Thirds of the program: early / mid / late (§2a: output length depends on the phase). */
+export function phaseOf(t: number, n: number): 0 | 1 | 2 {
+  return Math.min(2, Math.floor((3 * t) / n)) as 0 | 1 | 2;
+}
+
+export function sampleToolMs(tool: PresetParams["tool"], rng: Rng): number {
+  return Math.round(Math.min(tool.capMs, sample(tool.dist, rng)) + tool.overheadMs);
+}
+
+export function generateSteps(params: PresetParams, rng: Rng): StepPlan[] {
+  const n = sampleInt(params.steps.dist, rng, params.steps.min, params.steps.max);
+  const s = params.sharedPrefixTokens;
+  const rawP0 = Math.round(sample(params.firstPrompt.dist, rng));
+  let prompt = params.firstPrompt.includesShared
+    ? Math.max(s + MIN_TASK_TOKENS, rawP0)
+    : s + Math.max(MIN_TASK_TOKENS, rawP0);
+  const steps: StepPlan[] = [];
+  for (let t = 0; t < n; t++) {
+    const out = params.output;
+    const completion = sampleInt(out.byPhase[phaseOf(t, n)], rng, out.min, out.max);
+    if (t === n - 1) {
+      steps.push({ promptTokens: prompt, completionTokens: completion, toolMs: 0 });
+      break;
+    }
+    const obs = params.observation;
+    const observation = sampleInt(obs.dist, rng, obs.min, obs.max);
+    const human = params.humanGap !== undefined && rng.next() < params.humanGap.share;
+    const toolMs =
+      human && params.humanGap
+        ? Math.round(sample(params.humanGap.dist, rng))
+        : sampleToolMs(params.tool, rng);
+    steps.push(
+      human
+        ? { promptTokens: prompt, completionTokens: completion, toolMs, human: true }
+        : { promptTokens: prompt, completionTokens: completion, toolMs },
+    );
+    prompt += Math.round(params.keptOutputShare * completion) + observation;
+  }
+  return steps;
+}

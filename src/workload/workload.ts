@@ -1,0 +1,157 @@
+import { ConfigError } from "../errors.ts";
+import { generateSteps, sampleToolMs } from "./generator.ts";
+import { PRESETS, presetNames } from "./presets.ts";
+import { createRng, deriveSeed, permutation } from "./prng.ts";
+import type { TraceProgram } from "./trace-parser.ts";
+import type { ProgramPlan, StepPlan, Workload, WorkloadSpec } from "./types.ts";
+
+/**
+ * Resolve a workload description to an endless, deterministic program sequence. Pure: the
+ * caller supplies parsed trace programs (see load-workload.ts for the file side), so the live
+ * driver and the simulator get identical plans from identical (spec, seed).
+ */
+
+export const DEFAULT_SEED = 1;
+/** Gap between program start offsets: a C = 96 ramp takes ≈ 10 s (*assumption*). */
+export const DEFAULT_STAGGER_MS = 100;
+/** §5: mini-swe-agent shares only the system line and tool schema (≈ 200 tokens). */
+export const DEFAULT_TRACE_SHARED_PREFIX = 200;
+/** Stream tags for deriveSeed, so each use of the seed draws from its own stream. */
+const STREAM_ORDER = 1;
+const STREAM_PROGRAM = 2;
+const STREAM_TOOL = 3;
+
+/** The swe-bash tool model fills `tool_ms` a trace lacks (agent-workloads.md §4). */
+const FALLBACK_TOOL = PRESETS["swe-bash"].tool;
+
+function traceSteps(program: TraceProgram, seed: number, base: number): StepPlan[] {
+  const rng = createRng(deriveSeed(seed, STREAM_TOOL, base));
+  const last = program.steps.length - 1;
+  return program.steps.map((s, i): StepPlan => {
+    // max_tokens must be ≥ 1; a zero-length output is replayed as one token.
+    const step: StepPlan = {
+      promptTokens: s.promptTokens,
+      completionTokens: Math.max(1, s.completionTokens),
+      toolMs: 0,
+    };
+    if (i === last) return step;
+    if (s.toolMs !== undefined) step.toolMs = Math.round(s.toolMs);
+    else if (s.humanMs !== undefined) {
+      step.toolMs = Math.round(s.humanMs);
+      step.human = true;
+    } else step.toolMs = sampleToolMs(FALLBACK_TOOL, rng);
+    return step;
+  });
+}
+
+function traceWorkload(
+  spec: Extract<WorkloadSpec, { kind: "trace" }>,
+  programs: readonly TraceProgram[],
+  name: string,
+): Omit<Workload, "programAt"> & { base(i: number): { source: string; steps: StepPlan[] } } {
+  const seed = spec.seed ?? DEFAULT_SEED;
+  const order = permutation(programs.length, createRng(deriveSeed(seed, STREAM_ORDER)));
+  const size = Math.min(order.length, spec.limit ?? order.length);
+  if (size < 1) throw new ConfigError("limit", "must be at least 1");
+  return {
+    name,
+    seed,
+    sharedPrefixTokens: spec.sharedPrefixTokens ?? DEFAULT_TRACE_SHARED_PREFIX,
+    size,
+    base: (i) => {
+      const b = order[i % size];
+      return { source: programs[b].id, steps: traceSteps(programs[b], seed, b) };
+    },
+  };
+}
+
+/**
+ * `programs` is required for trace specs (the parsed file) and ignored for presets. `name`
+ * overrides the trace's display name (default: the spec's `file`).
+ */
+export function createWorkload(
+  spec: WorkloadSpec,
+  programs?: readonly TraceProgram[],
+  name?: string,
+): Workload {
+  const staggerMs = spec.staggerMs ?? DEFAULT_STAGGER_MS;
+  if (!(staggerMs >= 0)) throw new ConfigError("staggerMs", "must be ≥ 0");
+  let inner: ReturnType<typeof traceWorkload>;
+  if (spec.kind === "trace") {
+    if (!programs) throw new ConfigError("workload", `trace ${spec.file} was not loaded`);
+    inner = traceWorkload(spec, programs, name ?? spec.file);
+  } else {
+    const params = PRESETS[spec.name];
+    if (!params) {
+      throw new ConfigError(
+        "workload",
+        `unknown preset "${spec.name}" (${presetNames().join(", ")})`,
+      );
+    }
+    const seed = spec.seed ?? DEFAULT_SEED;
+    inner = {
+      name: params.name,
+      seed,
+      sharedPrefixTokens: params.sharedPrefixTokens,
+      size: Number.POSITIVE_INFINITY,
+      base: (i) => ({
+        source: `${params.name}#${i}`,
+        steps: generateSteps(params, createRng(deriveSeed(seed, STREAM_PROGRAM, i))),
+      }),
+    };
+  }
+  const { base, ...rest } = inner;
+  return {
+    ...rest,
+    programAt(index: number): ProgramPlan {
+      if (!Number.isInteger(index) || index < 0) throw new RangeError(`bad program index ${index}`);
+      const { source, steps: all } = base(index);
+      const steps = spec.maxContextTokens ? truncateToContext(all, spec.maxContextTokens) : all;
+      const cycle = Number.isFinite(rest.size) ? Math.floor(index / rest.size) : 0;
+      return {
+        programId: `p${index}`,
+        index,
+        source: cycle > 0 ? `${source}~${cycle}` : source,
+        startOffsetMs: index * staggerMs,
+        steps,
+      };
+    },
+  };
+}
+
+/**
+ * Cut a program at the model's context window: an agent whose next call would not fit ends
+ * there (as a harness stops at its context limit). A first call that does not fit is shrunk
+ * to fit, so every program keeps at least one step.
+ */
+export function truncateToContext(steps: StepPlan[], maxContextTokens: number): StepPlan[] {
+  const fits = (s: StepPlan) => s.promptTokens + s.completionTokens <= maxContextTokens;
+  let n = 0;
+  while (n < steps.length && fits(steps[n])) n++;
+  if (n === steps.length) return steps;
+  if (n === 0) {
+    const completion = Math.max(
+      1,
+      Math.min(steps[0].completionTokens, Math.floor(maxContextTokens / 4)),
+    );
+    return [
+      {
+        promptTokens: Math.max(1, maxContextTokens - completion),
+        completionTokens: completion,
+        toolMs: 0,
+      },
+    ];
+  }
+  const kept = steps.slice(0, n);
+  kept[n - 1] = {
+    promptTokens: kept[n - 1].promptTokens,
+    completionTokens: kept[n - 1].completionTokens,
+    toolMs: 0,
+  };
+  return kept;
+}
+
+/** The first `count` programs, for callers that want a finite list. */
+export function programPlans(workload: Workload, count: number): ProgramPlan[] {
+  return Array.from({ length: count }, (_, i) => workload.programAt(i));
+}

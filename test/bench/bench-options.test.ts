@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import {
+  DEFAULT_CONCURRENCY,
+  resolveBenchFlags,
+  resolveCompareFlags,
+} from "../../src/bench/bench-options.ts";
+import { ConfigError } from "../../src/errors.ts";
+
+function failsOn(fn: () => unknown, field: string): void {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof ConfigError, `want ConfigError, got ${e}`);
+    assert.equal(e.field, field);
+    return true;
+  });
+}
+
+describe("bench flags", () => {
+  it("defaults: DeepSeek trace, a 30 s warm-up and a 120 s window", () => {
+    const o = resolveBenchFlags({});
+    assert.deepEqual(o.workload, { kind: "trace", file: "deepseek", seed: 1, staggerMs: 100 });
+    assert.equal(o.concurrency, DEFAULT_CONCURRENCY);
+    assert.equal(o.warmupMs, 30_000);
+    assert.equal(o.durationMs, 120_000);
+    assert.equal(o.maxPrograms, undefined);
+    assert.equal(o.label, "http://127.0.0.1:8000");
+  });
+
+  it("--programs alone runs to completion with no warm-up and no window", () => {
+    const o = resolveBenchFlags({ programs: "10" });
+    assert.equal(o.maxPrograms, 10);
+    assert.equal(o.durationMs, undefined);
+    assert.equal(o.warmupMs, 0);
+  });
+
+  it("durations take units, presets and seeds pass into the workload spec", () => {
+    const o = resolveBenchFlags({
+      workload: "search-agent",
+      warmup: "1m",
+      duration: "500ms",
+      seed: "9",
+      stagger: "0",
+      maxContext: "32768",
+    });
+    assert.deepEqual(o.workload, {
+      kind: "preset",
+      name: "search-agent",
+      seed: 9,
+      staggerMs: 0,
+      maxContextTokens: 32_768,
+    });
+    assert.equal(o.warmupMs, 60_000);
+    assert.equal(o.durationMs, 500);
+  });
+
+  it("bad values name their flag", () => {
+    failsOn(() => resolveBenchFlags({ concurrency: "0" }), "--concurrency");
+    failsOn(() => resolveBenchFlags({ timeScale: "-2" }), "--time-scale");
+    failsOn(() => resolveBenchFlags({ duration: "soon" }), "--duration");
+    failsOn(() => resolveBenchFlags({ url: "ftp://x" }), "--url");
+    failsOn(() => resolveBenchFlags({ workload: "bogus" }), "--workload");
+    failsOn(() => resolveBenchFlags({ seed: "1.5" }), "--seed");
+  });
+});
+
+describe("compare flags", () => {
+  it("defaults to the default and tr modes on one backend", () => {
+    const o = resolveCompareFlags({});
+    assert.deepEqual(o.modes, ["default", "tr"]);
+    assert.equal(o.numBackends, 1);
+    assert.deepEqual(o.extraUrls, []);
+  });
+
+  it("an unknown mode is rejected with the choices", () => {
+    assert.throws(() => resolveCompareFlags({ modes: "default,fast" }), /unknown mode "fast"/);
+  });
+
+  it("extra URLs are kept in order without a trailing slash", () => {
+    const o = resolveCompareFlags({ url: ["http://a:1/", "http://b:2/v1"] });
+    assert.deepEqual(o.extraUrls, ["http://a:1", "http://b:2/v1"]);
+  });
+});

@@ -1,0 +1,190 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { startClosedLoop } from "../../src/bench/closed-loop.ts";
+import type { StepClient, StepRequest, StepResponse } from "../../src/bench/step-client.ts";
+import { chatPromptTokens } from "../../src/engine/chat-template.ts";
+import { createWorkload } from "../../src/workload/workload.ts";
+
+type Answer = (req: StepRequest, n: number) => StepResponse;
+
+/** A fake backend: answers synchronously, counts prompt tokens with the real template. */
+function fakeClient(answer?: Answer) {
+  const sent: StepRequest[] = [];
+  const released: string[] = [];
+  const client: StepClient = {
+    async send(req) {
+      sent.push(req);
+      if (answer) return answer(req, sent.length);
+      return {
+        ok: true,
+        promptTokens: chatPromptTokens(req.messages, { addGenerationPrompt: true }).length,
+        cachedTokens: 0,
+        completionTokens: req.maxTokens,
+        pausedMs: 0,
+        text: undefined,
+      };
+    },
+    async release(id) {
+      released.push(id);
+    },
+    async close() {},
+  };
+  return { client, sent, released };
+}
+
+/** A virtual clock: sleeping advances time instead of waiting. */
+function virtualTime() {
+  let t = 0;
+  return {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += Math.max(0, ms);
+    },
+  };
+}
+
+const workload = createWorkload({ kind: "preset", name: "search-agent", seed: 9, staggerMs: 10 });
+
+describe("closed-loop driver", () => {
+  it("runs maxPrograms programs to completion, every step with its planned prompt size", async () => {
+    const { client, sent, released } = fakeClient();
+    const loop = startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 3,
+      maxPrograms: 5,
+      programIdPrefix: "run1-",
+      ...virtualTime(),
+    });
+    const rec = await loop.done;
+    const plans = Array.from({ length: 5 }, (_, i) => workload.programAt(i));
+    const totalSteps = plans.reduce((s, p) => s + p.steps.length, 0);
+    assert.equal(rec.programs.length, 5);
+    assert.ok(rec.programs.every((p) => p.outcome === "completed"));
+    assert.equal(rec.steps.length, totalSteps);
+    assert.equal(sent.length, totalSteps);
+    assert.deepEqual([...released].sort(), plans.map((p) => `run1-${p.programId}`).sort());
+    for (const s of rec.steps) {
+      const plan = plans.find((p) => `run1-${p.programId}` === s.programId)!;
+      assert.equal(s.promptTokens, plan.steps[s.stepIndex].promptTokens);
+      assert.equal(s.completionTokens, plan.steps[s.stepIndex].completionTokens);
+    }
+  });
+
+  it("steps of one program go out in order with the program's id and max_tokens", async () => {
+    const { client, sent } = fakeClient();
+    await startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 1,
+      maxPrograms: 1,
+      ...virtualTime(),
+    }).done;
+    const plan = workload.programAt(0);
+    assert.equal(sent.length, plan.steps.length);
+    sent.forEach((req, i) => {
+      assert.equal(req.programId, "p0");
+      assert.equal(req.maxTokens, plan.steps[i].completionTokens);
+      assert.equal(req.messages.length, 2 * (i + 1));
+    });
+  });
+
+  it("tool time between steps is divided by the time scale", async () => {
+    const clock = virtualTime();
+    const { client } = fakeClient();
+    const rec = await startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 1,
+      maxPrograms: 1,
+      timeScale: 10,
+      ...clock,
+    }).done;
+    const plan = workload.programAt(0);
+    const toolTotal = plan.steps.reduce((s, st) => s + st.toolMs, 0);
+    assert.ok(
+      Math.abs(rec.endMs - toolTotal / 10) < 1e-6,
+      `end ${rec.endMs}, want ${toolTotal / 10}`,
+    );
+  });
+
+  it("a 503 is retried and the program still completes; each failed try is an error", async () => {
+    const { client } = fakeClient((req, n) =>
+      n === 2
+        ? { ok: false, kind: "http_503", status: 503, retryAfterMs: 5 }
+        : {
+            ok: true,
+            promptTokens: 1,
+            cachedTokens: null,
+            completionTokens: req.maxTokens,
+            pausedMs: 7,
+            text: undefined,
+          },
+    );
+    const rec = await startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 1,
+      maxPrograms: 1,
+      ...virtualTime(),
+    }).done;
+    assert.equal(rec.programs[0].outcome, "completed");
+    assert.deepEqual(
+      rec.errors.map((e) => e.kind),
+      ["http_503"],
+    );
+    assert.ok(rec.steps.every((s) => s.pausedMs === 7));
+  });
+
+  it("a 400 fails the program at once, releases it, and the slot moves on", async () => {
+    const { client, released } = fakeClient(() => ({
+      ok: false,
+      kind: "http_400",
+      status: 400,
+      retryAfterMs: null,
+    }));
+    const rec = await startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 2,
+      maxPrograms: 3,
+      ...virtualTime(),
+    }).done;
+    assert.equal(rec.programs.length, 3);
+    assert.ok(rec.programs.every((p) => p.outcome === "failed"));
+    assert.equal(rec.errors.length, 3);
+    assert.equal(released.length, 3);
+  });
+
+  it("stop() ends the run: in-flight programs are unfinished and released", async () => {
+    let stop: () => void = () => {};
+    const { client, released } = fakeClient((req, n) => {
+      if (n === 4) stop();
+      return {
+        ok: true,
+        promptTokens: 1,
+        cachedTokens: 0,
+        completionTokens: req.maxTokens,
+        pausedMs: 0,
+        text: undefined,
+      };
+    });
+    const loop = startClosedLoop({
+      workload,
+      client,
+      model: "m",
+      concurrency: 2,
+      ...virtualTime(),
+    });
+    stop = loop.stop;
+    const rec = await loop.done;
+    assert.ok(rec.programs.length >= 1 && rec.programs.length <= 2);
+    assert.ok(rec.programs.every((p) => p.outcome === "unfinished"));
+    assert.equal(released.length, rec.programs.length);
+  });
+});

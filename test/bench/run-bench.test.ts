@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { runBench } from "../../src/bench/run-bench.ts";
+import { type SimBackend, startSimBackend } from "../../src/sim-server/start-sim-backend.ts";
+import { parseTrace } from "../../src/workload/trace-parser.ts";
+import { createWorkload } from "../../src/workload/workload.ts";
+
+/** Engine and tools run this many times faster than real time. */
+const TIME_SCALE = 1000;
+
+const TRACE = [
+  '{"id":"a","steps":[{"prompt_tokens":900,"completion_tokens":40,"tool_ms":200},{"prompt_tokens":1300,"completion_tokens":60,"tool_ms":300},{"prompt_tokens":1700,"completion_tokens":20}]}',
+  '{"id":"b","steps":[{"prompt_tokens":1200,"completion_tokens":30,"tool_ms":100},{"prompt_tokens":1500,"completion_tokens":10}]}',
+  '{"id":"c","steps":[{"prompt_tokens":600,"completion_tokens":25,"tool_ms":50},{"prompt_tokens":800,"completion_tokens":25,"tool_ms":50},{"prompt_tokens":1000,"completion_tokens":25,"tool_ms":50},{"prompt_tokens":1200,"completion_tokens":25}]}',
+].join("\n");
+
+describe("maitred bench against an in-process simulated backend", () => {
+  let backend: SimBackend;
+  before(async () => {
+    backend = await startSimBackend({
+      port: 0,
+      timeScale: TIME_SCALE,
+      enablePromptTokensDetails: true,
+    });
+  });
+  after(() => backend.close());
+
+  it("replays every trace step with the trace's prompt size and completion length", async () => {
+    const workload = createWorkload(
+      { kind: "trace", file: "t.jsonl", seed: 2 },
+      parseTrace(TRACE, "t.jsonl"),
+    );
+    const { report, records } = await runBench({
+      router: "sim",
+      url: backend.url,
+      workload,
+      model: backend.options.model,
+      concurrency: 2,
+      timeScale: TIME_SCALE,
+      warmupMs: 0,
+      maxPrograms: 3,
+    });
+    assert.deepEqual(report.errors, {}, `want no errors, got ${JSON.stringify(report.errors)}`);
+    assert.equal(report.programs_completed_total, 3);
+    assert.equal(report.steps_completed, 9);
+    for (const s of records.steps) {
+      const plan = [0, 1, 2]
+        .map((i) => workload.programAt(i))
+        .find((p) => p.programId === s.programId)!;
+      assert.equal(
+        s.promptTokens,
+        plan.steps[s.stepIndex].promptTokens,
+        `${s.programId} step ${s.stepIndex}`,
+      );
+      assert.equal(s.completionTokens, plan.steps[s.stepIndex].completionTokens);
+    }
+  });
+
+  it("later turns are served from the prefix cache", async () => {
+    const workload = createWorkload({
+      kind: "preset",
+      name: "search-agent",
+      seed: 3,
+      maxContextTokens: 30_000,
+    });
+    const { report, records } = await runBench({
+      router: "sim",
+      url: `${backend.url}/v1`,
+      workload,
+      model: backend.options.model,
+      concurrency: 3,
+      timeScale: TIME_SCALE,
+      warmupMs: 0,
+      maxPrograms: 4,
+    });
+    assert.equal(report.errors_total, 0);
+    assert.equal(report.programs_completed_total, 4);
+    const later = records.steps.filter((s) => s.stepIndex > 0);
+    assert.ok(later.length > 0);
+    // Each later prompt extends the previous one, so at least the previous prompt's full
+    // blocks are cached (block size 16) unless the cache evicted them (it is far from full).
+    for (const s of later) {
+      assert.ok((s.cachedTokens ?? 0) > 0, `step ${s.stepIndex} of ${s.programId}: no cache hit`);
+    }
+    assert.ok(
+      (report.prompt_tokens.cache_hit_rate ?? 0) > 0.8,
+      `hit rate ${report.prompt_tokens.cache_hit_rate}`,
+    );
+  });
+
+  it("a model the backend does not serve fails programs with a 404 kind, and nothing crashes", async () => {
+    const workload = createWorkload(
+      { kind: "trace", file: "t.jsonl" },
+      parseTrace(TRACE, "t.jsonl"),
+    );
+    const { report } = await runBench({
+      router: "sim",
+      url: backend.url,
+      workload,
+      model: "no-such-model",
+      concurrency: 1,
+      timeScale: TIME_SCALE,
+      warmupMs: 0,
+      maxPrograms: 2,
+    });
+    assert.equal(report.programs_failed, 2);
+    assert.equal(report.steps_completed, 0);
+    assert.ok(
+      Object.keys(report.errors).every((k) => k.startsWith("http_404")),
+      JSON.stringify(report.errors),
+    );
+  });
+});
