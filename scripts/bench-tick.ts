@@ -1,0 +1,239 @@
+/**
+ * Scheduler-core benchmark: cost of one `tick` with N tracked programs on 64 backends, the
+ * cost of a request turn while a queue is waiting, and heap per tracked program.
+ *
+ * Scenario per size: every program runs one turn (ACTING, 2k–30k tokens), a quarter then has a
+ * request in flight (REASONING); a tick squeezes every backend to 90 % of its use (a pause
+ * storm: thousands of pauses and marks), steady ticks follow with a few thousand programs
+ * queued, and a tick that restores capacity resumes them (a resume storm).
+ * Targets (issue text): tick ≤ 5 ms at 10,000 programs, ≤ 50 ms at 100,000; ≤ 2 KB/program.
+ *
+ * Each figure is the median over `--repeats` freshly built worlds (storms) or over all steady
+ * ticks; the machine is shared, so compare runs side by side.
+ *
+ *   node_modules/.bin/node --expose-gc scripts/bench-tick.ts [--sizes 10000,100000]
+ *     [--backends 64] [--repeats 5] [--json out.json]
+ */
+
+import { writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import type { Scheduler } from "../src/core/api.ts";
+import type { Effects } from "../src/core/effects.ts";
+import type { BackendMetricsSample } from "../src/core/events.ts";
+import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../src/core/scheduler.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: "string", default: "10000,100000" },
+    backends: { type: "string", default: "64" },
+    repeats: { type: "string", default: "5" },
+    "steady-ticks": { type: "string", default: "50" },
+    json: { type: "string" },
+  },
+});
+const SIZES = args.sizes.split(",").map(Number);
+const BACKENDS = Number(args.backends);
+const REPEATS = Number(args.repeats);
+const STEADY_TICKS = Number(args["steady-ticks"]);
+/** Program sizes: agent contexts of a few thousand to a few tens of thousands of tokens. */
+const MIN_TOKENS = 2_000;
+const MAX_TOKENS = 30_000;
+const REASONING_SHARE = 0.25;
+const SQUEEZE = 0.9;
+const RELIEF = 1.2;
+const HUGE_CAPACITY = 1e12;
+const TICK_MS = 5_000;
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const noop = () => {};
+const effects: Effects = { dispatch: noop, reject: noop, cancel: noop, log: noop };
+
+function sample(capacityTokens: number): BackendMetricsSample {
+  return {
+    capacityTokens,
+    kvUsage: 1,
+    running: 0,
+    waiting: 1, // no prefix-sharing credit: keep the books as counted
+    preemptionsTotal: 0,
+    prefixCacheQueriesTotal: 0,
+    prefixCacheHitsTotal: 0,
+    promptTokensTotal: 0,
+    generationTokensTotal: 0,
+  };
+}
+
+interface World {
+  scheduler: Scheduler;
+  ids: string[];
+  now: number;
+  tick(capacity: (id: string) => number): number;
+}
+
+function buildWorld(programs: number, seed: number): World {
+  const ids = Array.from({ length: BACKENDS }, (_, i) => `http://backend-${i}:8000`);
+  const scheduler = createScheduler({
+    config: { ...DEFAULT_SCHEDULER_CONFIG },
+    backends: ids.map((id) => ({ id, type: "vllm" as const })),
+    effects,
+  });
+  const world: World = {
+    scheduler,
+    ids,
+    now: 1_000,
+    tick(capacity) {
+      const metrics: Record<string, BackendMetricsSample> = {};
+      for (const id of ids) metrics[id] = sample(capacity(id));
+      world.now += TICK_MS;
+      const t0 = performance.now();
+      scheduler.handle({ kind: "tick", now: world.now, metrics });
+      return performance.now() - t0;
+    },
+  };
+  world.tick(() => HUGE_CAPACITY);
+  const rand = mulberry32(seed);
+  let req = 0;
+  for (let i = 0; i < programs; i++) {
+    const tokens = Math.floor(MIN_TOKENS + rand() * (MAX_TOKENS - MIN_TOKENS));
+    const now = ++world.now;
+    const requestId = `r${++req}`;
+    const programId = `program-${i}`;
+    scheduler.handle({
+      kind: "request_arrived",
+      now,
+      requestId,
+      programId,
+      messageChars: [tokens * 5],
+      final: false,
+    });
+    scheduler.handle({
+      kind: "request_usage",
+      now,
+      requestId,
+      usage: { promptTokens: tokens, completionTokens: 0, totalTokens: tokens },
+    });
+    scheduler.handle({ kind: "request_finished", now, requestId, outcome: "ok" });
+    if (rand() < REASONING_SHARE) {
+      scheduler.handle({
+        kind: "request_arrived",
+        now,
+        requestId: `r${++req}`,
+        programId,
+        messageChars: [tokens * 5, 500],
+        final: false,
+      });
+    }
+  }
+  return world;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+function percentile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+}
+
+function benchSize(programs: number, repeats = REPEATS) {
+  const pauseStorm: number[] = [];
+  const resumeStorm: number[] = [];
+  const steady: number[] = [];
+  const turnUs: number[] = [];
+  let paused = 0;
+  let marks = 0;
+  let resumed = 0;
+  for (let rep = 0; rep < repeats; rep++) {
+    const w = buildWorld(programs, rep + 1);
+    const used = new Map(w.scheduler.snapshot().backends.map((b) => [b.id, b.usedTokens]));
+    const squeezed = (id: string) => Math.floor((used.get(id) as number) * SQUEEZE);
+    pauseStorm.push(w.tick(squeezed));
+    const after = w.scheduler.snapshot();
+    paused = after.counters.pauses;
+    marks = after.counters.marks;
+    for (let i = 0; i < STEADY_TICKS; i++) steady.push(w.tick(squeezed));
+    // Request turns of active programs while the queue holds thousands of paused programs:
+    // every request end tries a resume (the O(queue) event-path cost).
+    const active = after.programs.filter((p) => p.state === "ACTIVE" && p.inFlight === 0);
+    const turns = Math.min(2_000, active.length);
+    const t0 = performance.now();
+    for (let i = 0; i < turns; i++) {
+      const p = active[i];
+      const now = ++w.now;
+      const requestId = `turn-${rep}-${i}`;
+      w.scheduler.handle({
+        kind: "request_arrived",
+        now,
+        requestId,
+        programId: p.id,
+        messageChars: [p.totalTokens * 5],
+        final: false,
+      });
+      w.scheduler.handle({ kind: "request_finished", now, requestId, outcome: "ok" });
+    }
+    turnUs.push(((performance.now() - t0) * 1000) / Math.max(1, turns));
+    const before = w.scheduler.snapshot().counters.resumes;
+    resumeStorm.push(w.tick((id) => Math.floor((used.get(id) as number) * RELIEF)));
+    resumed = w.scheduler.snapshot().counters.resumes - before;
+  }
+  return {
+    programs,
+    backends: BACKENDS,
+    pauseStormTickMs: median(pauseStorm),
+    steadyTickMsMedian: median(steady),
+    steadyTickMsP99: percentile(steady, 0.99),
+    resumeStormTickMs: median(resumeStorm),
+    turnWithQueueUs: median(turnUs),
+    pausedInStorm: paused,
+    markedInStorm: marks,
+    resumedInStorm: resumed,
+  };
+}
+
+function benchMemory(programs: number) {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc === undefined) return null;
+  gc();
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const w = buildWorld(programs, 99);
+  gc();
+  gc();
+  const after = process.memoryUsage().heapUsed;
+  const tracked = w.scheduler.snapshot().programs.length;
+  return { programs: tracked, bytesPerProgram: (after - before) / tracked };
+}
+
+/** Warm-up so that the storms below measure optimised code, not the JIT's first pass. */
+const WARMUP_PROGRAMS = 5_000;
+benchSize(WARMUP_PROGRAMS, 2);
+const results = SIZES.map((n) => benchSize(n));
+for (const r of results) {
+  console.log(
+    `${r.programs} programs / ${r.backends} backends: ` +
+      `pause-storm tick ${r.pauseStormTickMs.toFixed(2)} ms (${r.pausedInStorm} paused, ` +
+      `${r.markedInStorm} marked), steady tick median ${r.steadyTickMsMedian.toFixed(3)} ms ` +
+      `p99 ${r.steadyTickMsP99.toFixed(3)} ms, resume-storm tick ${r.resumeStormTickMs.toFixed(2)} ms ` +
+      `(${r.resumedInStorm} resumed), request turn with queue ${r.turnWithQueueUs.toFixed(1)} µs`,
+  );
+}
+const memory = benchMemory(Math.max(...SIZES));
+if (memory === null) console.log("memory: run with node --expose-gc to measure heap per program");
+else {
+  console.log(
+    `memory: ${memory.bytesPerProgram.toFixed(0)} bytes per tracked program (${memory.programs} programs)`,
+  );
+}
+if (args.json !== undefined) {
+  writeFileSync(args.json, `${JSON.stringify({ results, memory }, null, 2)}\n`);
+}

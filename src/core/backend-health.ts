@@ -1,0 +1,78 @@
+import { Errors } from "../errors.ts";
+import type { BackendMetricsSample } from "./events.ts";
+import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Engine truth per backend: capacity, prefix-sharing credit and health. Capacity is re-learned
+ * from every sample that carries it (the original fetched it once at startup and never again:
+ * reference §3.11.10).
+ */
+
+function finiteOr(value: number, fallback: number): number {
+  return Number.isFinite(value) ? value : fallback;
+}
+
+/**
+ * Prefix-sharing credit from engine truth (the original never computed it: reference §3.11,
+ * ThunderAgent #36): `max(0, tokens we count on the GPU − tokens the engine holds)`. Cases:
+ *   1. capacity unknown → 0;
+ *   2. the engine has requests waiting → 0: their tokens are not in the KV pool yet, so the gap
+ *      is a backlog, not sharing, and crediting it would hide the very overload the pause
+ *      step must see;
+ *   3. otherwise the gap, with kvUsage clamped to 0..1 (a garbled value counts as full).
+ */
+function sharedCredit(b: BackendBook, sample: BackendMetricsSample): number {
+  if (b.capacity === null) return 0;
+  if (sample.waiting > 0) return 0;
+  const kvUsage = Math.min(1, Math.max(0, finiteOr(sample.kvUsage, 1)));
+  return Math.max(0, b.reasoningTokens + b.anonymousTokens - kvUsage * b.capacity);
+}
+
+/** Apply one successful poll. */
+export function applySample(
+  state: SchedulerState,
+  b: BackendBook,
+  sample: BackendMetricsSample,
+): void {
+  b.consecutiveFailures = 0;
+  b.lastMetrics = sample;
+  const cap = sample.capacityTokens;
+  if (cap !== null && Number.isFinite(cap) && cap > 0) b.capacity = cap;
+  b.shared = sharedCredit(b, sample);
+  if (!b.healthy) {
+    b.healthy = true;
+    state.effects.log("info", "backend healthy again", { backend: b.id });
+  }
+}
+
+/**
+ * One failed poll or forward. After `unhealthyAfterFailures` in a row the backend is
+ * unhealthy: no new placements, and every request in flight on it is cancelled with a clean
+ * error (its programs move on their next request). Only a successful poll brings it back.
+ */
+export function recordFailure(state: SchedulerState, b: BackendBook, source: string): void {
+  b.consecutiveFailures++;
+  if (!b.healthy || b.consecutiveFailures < state.config.unhealthyAfterFailures) return;
+  b.healthy = false;
+  b.shared = 0;
+  state.effects.log("warn", "backend unhealthy", {
+    backend: b.id,
+    failures: b.consecutiveFailures,
+    source,
+  });
+  for (const r of b.inFlight) {
+    if (r.cancelled) continue;
+    r.cancelled = true;
+    state.effects.cancel(r.id, Errors.backendUnhealthy(b.id));
+  }
+}
+
+/** A response started or finished on `b`: the forward path works, so forward failures reset. */
+export function recordForwardSuccess(b: BackendBook): void {
+  if (b.healthy) b.consecutiveFailures = 0;
+}
+
+export function anyHealthy(state: SchedulerState): boolean {
+  for (const b of state.backends) if (b.healthy) return true;
+  return false;
+}

@@ -1,0 +1,172 @@
+import type { ProgramStatus, SchedulerConfig } from "./api.ts";
+import type { BackendBook, ProgramRecord, RequestRecord } from "./scheduler-state.ts";
+
+/**
+ * Per-backend token books, kept incrementally: every change to a program's footprint, status,
+ * mark or placement adjusts its backend's sums by the delta (O(1)), so reading `used` never
+ * rescans programs (DESIGN.md "Performance habits"; the original recomputes sums per access).
+ */
+
+export function activePrograms(b: BackendBook): number {
+  return b.reasoningPrograms + b.actingPrograms;
+}
+
+/** Tokens the router believes sit on the backend (programs + anonymous requests). */
+export function activeTokens(b: BackendBook): number {
+  return b.reasoningTokens + b.actingTokens + b.anonymousTokens;
+}
+
+/**
+ * `used = reasoning + w·acting − shared + buffer·active` (seed 004 "Capacity Model").
+ * Anonymous requests are on the GPU while in flight, so they count like reasoning tokens.
+ */
+export function usedTokens(b: BackendBook, config: SchedulerConfig): number {
+  return (
+    b.reasoningTokens +
+    b.anonymousTokens +
+    config.actingTokenWeight * b.actingTokens -
+    b.shared +
+    config.bufferPerProgram * activePrograms(b)
+  );
+}
+
+/** Room left, or null when the capacity is not known yet. */
+export function roomTokens(b: BackendBook, config: SchedulerConfig): number | null {
+  return b.capacity === null ? null : b.capacity - usedTokens(b, config);
+}
+
+/**
+ * Room as the resume step sees it: with `useActingTokenDecay` the acting term is decayed
+ * (resume side only, as in the original: reference/thunderagent.md §3.10). The weight still
+ * applies so that the two knobs compose (the original drops it in the decayed formula).
+ */
+export function resumeRoomTokens(b: BackendBook, config: SchedulerConfig, now: number): number {
+  if (b.capacity === null) return 0;
+  if (!config.useActingTokenDecay) return b.capacity - usedTokens(b, config);
+  const acting = config.actingTokenWeight * decayedActingTokens(b, now);
+  return (
+    b.capacity -
+    (b.reasoningTokens +
+      b.anonymousTokens +
+      acting -
+      b.shared +
+      config.bufferPerProgram * activePrograms(b))
+  );
+}
+
+/** A backend the tr scheduler may place on: healthy and with a known capacity. */
+export function isPlaceable(b: BackendBook): boolean {
+  return b.healthy && b.capacity !== null;
+}
+
+/**
+ * Acting-token decay `Σ tok·2^(−t)` (seed 004 "Acting Token Decay", t in seconds) kept as
+ * `decaySum = Σ tok·2^((actingSince − decayBase)/1000)`, so reading it at `now` is one
+ * multiplication by `2^(−(now − decayBase)/1000)`. Before the exponents could overflow a
+ * double the base moves forward, which just scales the sum (O(1), no rescan).
+ */
+const DECAY_HALF_LIFE_MS = 1000;
+/** 2^256 ≈ 1e77 times a token count stays far below Number.MAX_VALUE (≈ 2^1024). */
+const DECAY_REBASE_MS = 256 * DECAY_HALF_LIFE_MS;
+
+function moveDecayBase(b: BackendBook, base: number): void {
+  b.decaySum *= 2 ** (-(base - b.decayBase) / DECAY_HALF_LIFE_MS);
+  b.decayBase = base;
+}
+
+function addDecay(b: BackendBook, tokens: number, actingSince: number): void {
+  if (actingSince - b.decayBase > DECAY_REBASE_MS) moveDecayBase(b, actingSince);
+  b.decaySum += tokens * 2 ** ((actingSince - b.decayBase) / DECAY_HALF_LIFE_MS);
+}
+
+/** Acting tokens on `b` weighted by 2^(−seconds acting), at time `now`. */
+export function decayedActingTokens(b: BackendBook, now: number): number {
+  if (now - b.decayBase > DECAY_REBASE_MS) moveDecayBase(b, now);
+  // Rounding can leave a tiny negative residue once every acting program has left.
+  return Math.max(0, b.decaySum * 2 ** (-(now - b.decayBase) / DECAY_HALF_LIFE_MS));
+}
+
+function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
+  if (p.status === "REASONING") {
+    b.reasoningTokens += sign * p.tokens;
+    b.reasoningPrograms += sign;
+  } else {
+    b.actingTokens += sign * p.tokens;
+    b.actingPrograms += sign;
+    addDecay(b, sign * p.tokens, p.actingSince);
+  }
+  if (p.markedForPause) {
+    b.markedTokens += sign * p.tokens;
+    b.markedPrograms += sign;
+  }
+}
+
+/** Register a program on a backend (ACTIVE). */
+export function attach(p: ProgramRecord, b: BackendBook): void {
+  p.backend = b;
+  p.state = "ACTIVE";
+  p.placedOnce = true;
+  b.programs.add(p);
+  addToBooks(p, b, 1);
+}
+
+/** Unregister a program from its backend; clears a pending mark. Returns the backend. */
+export function detach(p: ProgramRecord): BackendBook | null {
+  const b = p.backend;
+  if (b === null) return null;
+  addToBooks(p, b, -1);
+  b.programs.delete(p);
+  p.backend = null;
+  p.markedForPause = false;
+  return b;
+}
+
+/** Largest context among the program's live requests, or its last known total. */
+export function footprintOf(p: ProgramRecord): number {
+  let tokens = p.knownTokens;
+  for (const r of p.inFlight) if (r.tokens > tokens) tokens = r.tokens;
+  for (const r of p.parked) if (r.tokens > tokens) tokens = r.tokens;
+  return tokens;
+}
+
+/**
+ * Recompute the footprint and apply the delta to the books. Concurrent requests of one
+ * program share its context, so the footprint is their maximum, never their sum (bug 3.11.6).
+ */
+export function refreshFootprint(p: ProgramRecord): void {
+  const tokens = footprintOf(p);
+  const delta = tokens - p.tokens;
+  if (delta === 0) return;
+  p.tokens = tokens;
+  const b = p.backend;
+  if (b === null) return;
+  if (p.status === "REASONING") b.reasoningTokens += delta;
+  else {
+    b.actingTokens += delta;
+    addDecay(b, delta, p.actingSince);
+  }
+  if (p.markedForPause) b.markedTokens += delta;
+}
+
+export function setStatus(p: ProgramRecord, status: ProgramStatus, now: number): void {
+  if (p.status === status) return;
+  const b = p.backend;
+  if (b !== null) addToBooks(p, b, -1);
+  p.status = status;
+  if (status === "ACTING") p.actingSince = now;
+  if (b !== null) addToBooks(p, b, 1);
+}
+
+export function markForPause(p: ProgramRecord): void {
+  const b = p.backend;
+  if (p.markedForPause || b === null) return;
+  p.markedForPause = true;
+  b.markedTokens += p.tokens;
+  b.markedPrograms += 1;
+}
+
+/** Anonymous requests count in their backend's load while in flight (issue text). */
+export function addAnonymous(b: BackendBook, r: RequestRecord, sign: 1 | -1): void {
+  b.anonymousInFlight += sign;
+  b.anonymousTokens += sign * r.tokens;
+}

@@ -1,0 +1,42 @@
+import { isPlaceable, markForPause, usedTokens } from "./ledger.ts";
+import { pauseProgram } from "./program-moves.ts";
+import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Overflow still to be freed on `b`, counting what marked programs will free when their turn
+ * ends (tokens + buffer each). Positive = action needed.
+ */
+export function projectedOverflow(state: SchedulerState, b: BackendBook): number {
+  if (b.capacity === null) return 0;
+  const { bufferPerProgram } = state.config;
+  const used = usedTokens(b, state.config);
+  return used - (b.markedTokens + bufferPerProgram * b.markedPrograms) - b.capacity;
+}
+
+/**
+ * The pause half of the tick (seed 004 `_pause_until_safe`), for every healthy backend with a
+ * known capacity that is over it: victims come from the swappable `pauseVictims` policy.
+ */
+export function pauseOverCapacity(state: SchedulerState): void {
+  for (const b of state.backends) {
+    if (!isPlaceable(b)) continue;
+    const overflow = projectedOverflow(state, b);
+    if (overflow <= 0) continue;
+    const victims = state.policies.pauseVictims({
+      programs: b.programs,
+      overflow,
+      actingTokenWeight: state.config.actingTokenWeight,
+      bufferPerProgram: state.config.bufferPerProgram,
+    });
+    for (const p of victims.pause) pauseProgram(state, p, "over capacity");
+    for (const p of victims.mark) {
+      markForPause(p);
+      state.counters.marks++;
+      state.effects.log("debug", "program marked for pause", {
+        programId: p.id,
+        backend: b.id,
+        tokens: p.tokens,
+      });
+    }
+  }
+}

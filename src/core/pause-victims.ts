@@ -1,0 +1,71 @@
+import type { ProgramRecord } from "./scheduler-state.ts";
+
+/**
+ * Victim selection on one over-capacity backend (seed 004 "Pause Logic"), as a pure function
+ * so that priority-aware policies can replace it.
+ */
+
+export interface PauseVictims {
+  /** ACTING programs to pause now (their KV is idle; pausing frees capacity at once). */
+  pause: ProgramRecord[];
+  /** REASONING programs to mark: paused when they next become ACTING. */
+  mark: ProgramRecord[];
+}
+
+export interface PauseVictimInput {
+  /** Programs active on the backend. */
+  programs: Iterable<ProgramRecord>;
+  /** Projected overflow in tokens: used − marked − capacity (> 0 when called). */
+  overflow: number;
+  actingTokenWeight: number;
+  bufferPerProgram: number;
+}
+
+export type PauseVictimFn = (input: PauseVictimInput) => PauseVictims;
+
+const bySizeThenQueueOrder = (a: ProgramRecord, b: ProgramRecord) =>
+  a.tokens - b.tokens || a.seq - b.seq;
+
+/**
+ * Cases, in order:
+ *   1. ACTING programs, smallest first, are paused; each frees w·tokens + buffer.
+ *   2. Then unmarked REASONING programs, smallest first, are marked; each will free
+ *      tokens + buffer. Marking stops as soon as the projected overflow, counting what is
+ *      already marked, is no longer positive (the original re-tests an overflow that marks never
+ *      lower and so marks every reasoning program: reference §3.11.1).
+ *   3. The backend keeps at least one active, unmarked program: a lone program over capacity
+ *      is oversized, and pausing it would only make it thrash its way back (issue text:
+ *      "an oversized program still runs").
+ */
+export const smallestFirstVictims: PauseVictimFn = (input) => {
+  const acting: ProgramRecord[] = [];
+  const reasoning: ProgramRecord[] = [];
+  let unmarked = 0;
+  for (const p of input.programs) {
+    if (p.markedForPause) continue;
+    unmarked++;
+    (p.status === "ACTING" ? acting : reasoning).push(p);
+  }
+  let budget = unmarked - 1; // case 3
+  let overflow = input.overflow;
+  const pause: ProgramRecord[] = [];
+  const mark: ProgramRecord[] = [];
+  if (overflow <= 0 || budget <= 0) return { pause, mark };
+  acting.sort(bySizeThenQueueOrder);
+  for (const p of acting) {
+    if (overflow <= 0 || budget <= 0) break;
+    pause.push(p); // case 1
+    overflow -= input.actingTokenWeight * p.tokens + input.bufferPerProgram;
+    budget--;
+  }
+  if (overflow > 0 && budget > 0) {
+    reasoning.sort(bySizeThenQueueOrder);
+    for (const p of reasoning) {
+      if (overflow <= 0 || budget <= 0) break;
+      mark.push(p); // case 2
+      overflow -= p.tokens + input.bufferPerProgram;
+      budget--;
+    }
+  }
+  return { pause, mark };
+};

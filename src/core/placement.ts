@@ -1,0 +1,60 @@
+import type { Placement } from "./api.ts";
+
+/**
+ * Bin choice for one program given each backend's remaining room (null = not a candidate).
+ * Pure functions so a policy can be swapped without touching the resume pass.
+ * Returns the chosen index, or -1 when nothing fits.
+ */
+export type PlacementFn = (rooms: readonly (number | null)[], need: number) => number;
+
+/**
+ * True best fit: the backend with the least remaining room that still fits, which keeps big
+ * gaps free for big programs (the original's "BFD" is really worst fit; reference §3.6).
+ */
+export const bestFit: PlacementFn = (rooms, need) => {
+  let best = -1;
+  let bestRoom = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < rooms.length; i++) {
+    const room = rooms[i];
+    if (room === null || room < need) continue;
+    if (room < bestRoom) {
+      best = i;
+      bestRoom = room;
+    }
+  }
+  return best;
+};
+
+/** The original's rule: the backend with the most remaining room (spreads load). */
+export const worstFit: PlacementFn = (rooms, need) => {
+  let best = -1;
+  let bestRoom = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < rooms.length; i++) {
+    const room = rooms[i];
+    if (room === null || room < need) continue;
+    if (room > bestRoom) {
+      best = i;
+      bestRoom = room;
+    }
+  }
+  return best;
+};
+
+export function placementFn(placement: Placement): PlacementFn {
+  return placement === "worst-fit" ? worstFit : bestFit;
+}
+
+/** Index of the smallest `load(i)` among candidates (`ok(i)`), lowest index on ties; or -1. */
+export function argMin(count: number, ok: (i: number) => boolean, load: (i: number) => number) {
+  let best = -1;
+  let bestLoad = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < count; i++) {
+    if (!ok(i)) continue;
+    const l = load(i);
+    if (l < bestLoad) {
+      best = i;
+      bestLoad = l;
+    }
+  }
+  return best;
+}

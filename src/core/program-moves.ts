@@ -1,0 +1,103 @@
+import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./ledger.ts";
+import { dequeue, enqueue, unpark } from "./queue.ts";
+import { MAX_PAUSE_OBSERVATIONS } from "./scheduler-config.ts";
+import type {
+  BackendBook,
+  ProgramRecord,
+  RequestRecord,
+  SchedulerState,
+} from "./scheduler-state.ts";
+
+/** The state transitions that move programs and requests between the queue and backends. */
+
+function observePause(state: SchedulerState, ms: number): void {
+  const list = state.pauseObservations;
+  if (list.length >= MAX_PAUSE_OBSERVATIONS) list.shift();
+  list.push(ms);
+}
+
+/**
+ * Hand a request to a backend. A program's request makes the program REASONING (seed 004);
+ * an anonymous one counts in the backend's load until it ends. Parked time becomes
+ * `x-maitred-paused-ms` and one pause-duration observation.
+ */
+export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: BackendBook): void {
+  r.backend = b;
+  b.inFlight.add(r);
+  const p = r.program;
+  if (p === null) {
+    addAnonymous(b, r, 1);
+  } else {
+    p.inFlight.push(r);
+    setStatus(p, "REASONING", state.now);
+    refreshFootprint(p);
+  }
+  let pausedMs = 0;
+  if (r.parkedAt !== null) {
+    pausedMs = state.now - r.parkedAt;
+    observePause(state, pausedMs);
+  }
+  state.effects.dispatch(r.id, b.id, pausedMs);
+}
+
+/** Pause an ACTIVE program: unregister it and queue it with its origin recorded. */
+export function pauseProgram(state: SchedulerState, p: ProgramRecord, why: string): void {
+  const b = detach(p);
+  p.originBackend = b === null ? p.originBackend : b.id;
+  p.pausedSince = state.now;
+  enqueue(state, p);
+  state.counters.pauses++;
+  state.effects.log("debug", "program paused", {
+    programId: p.id,
+    backend: b?.id ?? null,
+    tokens: p.tokens,
+    why,
+  });
+}
+
+/**
+ * Move a queued program onto `b` and dispatch every request it has parked. Counts a
+ * migration when it lands elsewhere than the backend it was paused from.
+ */
+export function resumeProgram(
+  state: SchedulerState,
+  p: ProgramRecord,
+  b: BackendBook,
+  forced: boolean,
+): void {
+  dequeue(state, p);
+  if (p.pausedSince !== null) {
+    p.pausedMsTotal += state.now - p.pausedSince;
+    p.pausedSince = null;
+  }
+  const migrated = p.originBackend !== null && p.originBackend !== b.id;
+  if (migrated) state.counters.migrations++;
+  state.counters.resumes++;
+  if (forced) state.counters.forcedResumes++;
+  attach(p, b);
+  p.originBackend = null;
+  state.effects.log(
+    forced ? "info" : "debug",
+    forced ? "program force-resumed" : "program resumed",
+    {
+      programId: p.id,
+      backend: b.id,
+      tokens: p.tokens,
+      migrated,
+    },
+  );
+  for (const r of p.parked.slice()) {
+    unpark(state, r);
+    dispatchRequest(state, r, b);
+  }
+}
+
+/** Leave an unhealthy backend so the next request can be placed elsewhere (issue text). */
+export function detachForReplacement(state: SchedulerState, p: ProgramRecord): void {
+  const b = detach(p);
+  if (b !== null) p.originBackend = b.id;
+  state.effects.log("info", "program leaves unhealthy backend", {
+    programId: p.id,
+    backend: b?.id ?? null,
+  });
+}

@@ -1,0 +1,49 @@
+import { Errors } from "../errors.ts";
+import { addAnonymous, detach } from "./ledger.ts";
+import { dequeue, unpark } from "./queue.ts";
+import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+
+export type ReleaseReason = "release" | "final" | "idle";
+
+/**
+ * End of a program (explicit `program_release`, a `final` request's response, or the idle
+ * lease). Cases:
+ *   1. parked requests are rejected, never dispatched anywhere (the original woke them and sent
+ *      them to the default backend: reference §3.11.7);
+ *   2. it leaves the queue or its backend, so its tokens free at once;
+ *   3. requests still in flight (concurrent ones) finish as anonymous requests, so the
+ *      backend's load stays honest until they end.
+ * The caller tries a resume afterwards: capacity was freed.
+ */
+export function releaseProgram(
+  state: SchedulerState,
+  p: ProgramRecord,
+  reason: ReleaseReason,
+): void {
+  for (const r of p.parked.slice()) {
+    unpark(state, r);
+    state.requests.delete(r.id);
+    state.effects.reject(
+      r.id,
+      Errors.notFound(`Program ${p.id} was released while this request waited.`, "program_id"),
+    );
+  }
+  dequeue(state, p);
+  const b = detach(p);
+  for (const r of p.inFlight) {
+    r.program = null;
+    if (r.backend !== null) addAnonymous(r.backend, r, 1);
+  }
+  p.inFlight = [];
+  p.state = "TERMINATED";
+  state.programs.delete(p.id);
+  state.idleOrder.delete(p.id);
+  state.counters.releases++;
+  if (reason === "idle") state.counters.idleReleases++;
+  state.effects.log("debug", "program released", {
+    programId: p.id,
+    backend: b?.id ?? null,
+    reason,
+    steps: p.steps,
+  });
+}

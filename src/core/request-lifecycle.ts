@@ -1,0 +1,103 @@
+import { recordForwardSuccess } from "./backend-health.ts";
+import { messagesCoveredByUsage } from "./context-estimate.ts";
+import type { SchedulerEvent, Usage } from "./events.ts";
+import { addAnonymous, setStatus } from "./ledger.ts";
+import { pauseProgram } from "./program-moves.ts";
+import { refreshProgram, touch, unpark } from "./queue.ts";
+import { releaseProgram } from "./release.ts";
+import { tryResume } from "./resume.ts";
+import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
+
+/** Token books of a running request: streaming progress, then engine usage. */
+
+function setRequestTokens(state: SchedulerState, r: RequestRecord, tokens: number): void {
+  if (r.program !== null) {
+    r.tokens = tokens;
+    refreshProgram(state, r.program);
+  } else if (r.backend !== null) {
+    addAnonymous(r.backend, r, -1);
+    r.tokens = tokens;
+    addAnonymous(r.backend, r, 1);
+  } else {
+    r.tokens = tokens;
+  }
+}
+
+function dispatched(state: SchedulerState, requestId: string): RequestRecord | undefined {
+  const r = state.requests.get(requestId);
+  return r !== undefined && r.backend !== null ? r : undefined;
+}
+
+export function onFirstToken(state: SchedulerState, requestId: string): void {
+  const r = dispatched(state, requestId);
+  if (r !== undefined) recordForwardSuccess(r.backend!);
+}
+
+/**
+ * Streaming growth, applied every `progressIntervalTokens` completion tokens (the original
+ * added 20 per 20 SSE events, counting events, not tokens: reference §3.11.9). Once usage is
+ * known it is the truth and progress is ignored.
+ */
+export function onProgress(state: SchedulerState, requestId: string, completion: number): void {
+  const r = dispatched(state, requestId);
+  if (r === undefined || r.usageSeen || !Number.isFinite(completion)) return;
+  if (completion - r.progressApplied < state.config.progressIntervalTokens) return;
+  r.progressApplied = completion;
+  setRequestTokens(state, r, r.baseTokens + completion);
+}
+
+/** Engine truth: the request's tokens become `usage.total_tokens`; the ratio learns. */
+export function onUsage(state: SchedulerState, requestId: string, usage: Usage): void {
+  const r = dispatched(state, requestId);
+  if (r === undefined) return;
+  const total = usage.totalTokens;
+  if (!Number.isFinite(total) || total < 0) return;
+  state.estimator.learn(r.promptChars, usage.promptTokens);
+  r.usageSeen = true;
+  recordForwardSuccess(r.backend!);
+  const p = r.program;
+  if (p !== null) {
+    p.knownTokens = total;
+    p.countedMessages = messagesCoveredByUsage(r.messageCount);
+  }
+  setRequestTokens(state, r, total);
+}
+
+type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
+
+/**
+ * The one end of every request, whatever the outcome (reference §3.11.3: the original left a
+ * program REASONING forever on errors and disconnects). Cases:
+ *   1. unknown (already rejected, or never seen) → nothing;
+ *   2. still parked (client gone while waiting) → removed from the queue;
+ *   3. anonymous → leaves its backend's load;
+ *   4. a program's request → it leaves the program; when none is left in flight the step ends:
+ *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate);
+ *      then a `final` request releases the program, or a program marked for pause is paused.
+ * Capacity may have freed, so a resume is tried at once.
+ */
+export function onRequestFinished(state: SchedulerState, ev: Finished): void {
+  const r = state.requests.get(ev.requestId);
+  if (r === undefined) return; // 1
+  state.requests.delete(r.id);
+  const p = r.program;
+  if (r.backend === null) {
+    unpark(state, r); // 2 (the program's need shrinks with it)
+    return;
+  }
+  r.backend.inFlight.delete(r);
+  if (p === null) {
+    addAnonymous(r.backend, r, -1); // 3
+    tryResume(state);
+    return;
+  }
+  const i = p.inFlight.indexOf(r); // 4
+  if (i >= 0) p.inFlight.splice(i, 1);
+  p.knownTokens = r.tokens;
+  refreshProgram(state, p);
+  if (p.inFlight.length === 0) setStatus(p, "ACTING", state.now);
+  touch(state, p);
+  if (r.final) releaseProgram(state, p, "final");
+  else if (p.inFlight.length === 0 && p.markedForPause) pauseProgram(state, p, "marked");
+  tryResume(state);
+}

@@ -1,0 +1,83 @@
+import { ConfigError } from "../errors.ts";
+import type { BackendSpec, SchedulerConfig } from "./api.ts";
+
+/**
+ * Scheduler defaults. Every number is a named constant with its source
+ * (reference/thunderagent.md §3.3 unless stated otherwise; DESIGN.md convention 13).
+ */
+
+/** Tokens of decode headroom reserved per active program (ThunderAgent `BUFFER_PER_PROGRAM`). */
+export const BUFFER_PER_PROGRAM_TOKENS = 100;
+/** Forced resume after a parked request waited this long (ThunderAgent: 1800 s). */
+export const MAX_PAUSE_MS = 1_800_000;
+/** Idle lease: Dynamo's Rust port measured a 30-minute lease as cost-free (reference §4.4). */
+export const IDLE_TIMEOUT_MS = 1_800_000;
+/** ThunderAgent `DEFAULT_TOOL_COEFFICIENT`: acting tokens count at full weight. */
+export const ACTING_TOKEN_WEIGHT = 1.0;
+/** ThunderAgent `DEFAULT_TOKEN_PROGRESS_INTERVAL` (there: SSE events; here: completion tokens). */
+export const PROGRESS_INTERVAL_TOKENS = 20;
+/** Consecutive failed polls/forwards before a backend is unhealthy (issue text: "e.g. 3"). */
+export const UNHEALTHY_AFTER_FAILURES = 3;
+/** Initial `char_to_token_ratio` before the first usage arrives. */
+export const INITIAL_CHARS_PER_TOKEN = 5.0;
+/** Momentum of the ratio update: `ratio = 0.2·sample + 0.8·old`. */
+export const CHARS_PER_TOKEN_SAMPLE_WEIGHT = 0.2;
+/**
+ * Pause-duration observations kept until the metrics adapter drains them. Bounded so that a
+ * runtime that never drains cannot grow memory without limit; the oldest are dropped.
+ */
+export const MAX_PAUSE_OBSERVATIONS = 10_000;
+
+export const DEFAULT_SCHEDULER_CONFIG: Readonly<SchedulerConfig> = Object.freeze({
+  mode: "tr",
+  placement: "best-fit",
+  actingTokenWeight: ACTING_TOKEN_WEIGHT,
+  useActingTokenDecay: false,
+  bufferPerProgram: BUFFER_PER_PROGRAM_TOKENS,
+  maxPauseMs: MAX_PAUSE_MS,
+  idleTimeoutMs: IDLE_TIMEOUT_MS,
+  progressIntervalTokens: PROGRESS_INTERVAL_TOKENS,
+  unhealthyAfterFailures: UNHEALTHY_AFTER_FAILURES,
+});
+
+function nonNegative(field: string, value: number): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new ConfigError(field, `must be a finite number >= 0, got ${value}`);
+  }
+}
+
+/**
+ * Defensive check at construction: the config module validates user input first, but a bad
+ * programmatic config (tests, simulator) must fail loudly instead of corrupting the books.
+ */
+export function assertSchedulerConfig(config: SchedulerConfig): void {
+  if (config.mode !== "tr" && config.mode !== "default") {
+    throw new ConfigError("mode", `must be "tr" or "default", got ${String(config.mode)}`);
+  }
+  if (config.placement !== "best-fit" && config.placement !== "worst-fit") {
+    throw new ConfigError(
+      "placement",
+      `must be "best-fit" or "worst-fit", got ${String(config.placement)}`,
+    );
+  }
+  nonNegative("actingTokenWeight", config.actingTokenWeight);
+  nonNegative("bufferPerProgram", config.bufferPerProgram);
+  nonNegative("maxPauseMs", config.maxPauseMs);
+  nonNegative("idleTimeoutMs", config.idleTimeoutMs);
+  nonNegative("progressIntervalTokens", config.progressIntervalTokens);
+  if (!Number.isInteger(config.unhealthyAfterFailures) || config.unhealthyAfterFailures < 1) {
+    throw new ConfigError(
+      "unhealthyAfterFailures",
+      `must be an integer >= 1, got ${config.unhealthyAfterFailures}`,
+    );
+  }
+}
+
+/** Backend ids key every book: they must be unique. */
+export function assertBackends(backends: readonly BackendSpec[]): void {
+  const seen = new Set<string>();
+  for (const b of backends) {
+    if (seen.has(b.id)) throw new ConfigError("backends", `duplicate backend ${b.id}`);
+    seen.add(b.id);
+  }
+}

@@ -1,0 +1,235 @@
+import type {
+  BackendSpec,
+  ProgramState,
+  ProgramStatus,
+  SchedulerConfig,
+  SchedulerCounters,
+} from "./api.ts";
+import type { Effects } from "./effects.ts";
+import type { BackendMetricsSample } from "./events.ts";
+import type { PauseVictimFn } from "./pause-victims.ts";
+import type { PlacementFn } from "./placement.ts";
+import type { ResumeOrder } from "./resume-order.ts";
+import { createTokenEstimator, type TokenEstimator } from "./token-estimator.ts";
+
+/**
+ * The scheduler's mutable state: plain records, touched only by the run loop through
+ * `handle()` (seed 002: one writer, no locks). Each module in src/core works on this object.
+ */
+
+export interface ProgramRecord {
+  readonly id: string;
+  /** Creation order: the stable tie-break among equal programs. */
+  readonly seq: number;
+  readonly parentProgramId: string | null;
+  /** REASONING while ≥1 request is in flight, ACTING otherwise (seed 004). */
+  status: ProgramStatus;
+  /** ACTIVE on `backend`, or PAUSED in the queue (TERMINATED records are dropped). */
+  state: ProgramState;
+  backend: BackendBook | null;
+  /** Backend it was paused from; resume prefers it while its prefix may still be cached. */
+  originBackend: string | null;
+  /** False until first placed: such programs form the "new" resume group. */
+  placedOnce: boolean;
+  /** Tokens this program counts for in its backend's books (its footprint). */
+  tokens: number;
+  /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
+  knownTokens: number;
+  /** Messages already covered by `knownTokens` (0 until the first usage). */
+  countedMessages: number;
+  steps: number;
+  inFlight: RequestRecord[];
+  parked: RequestRecord[];
+  markedForPause: boolean;
+  actingSince: number;
+  pausedSince: number | null;
+  pausedMsTotal: number;
+  lastActivity: number;
+  /** Order of entry into the queue: the stable tie-break of the resume order. */
+  queueSeq: number;
+  /** Stamp of the last resume pass that listed this program (deduplicates `queueOrder`). */
+  orderStamp: number;
+}
+
+export interface RequestRecord {
+  readonly id: string;
+  /** null = anonymous (also after its program was released while it ran). */
+  program: ProgramRecord | null;
+  backend: BackendBook | null;
+  parkedAt: number | null;
+  readonly maxWaitMs: number | null;
+  readonly final: boolean;
+  readonly promptChars: number;
+  readonly messageCount: number;
+  /** Context estimate at arrival (tokens). */
+  readonly baseTokens: number;
+  /** Current tokens: base + streamed completion, replaced by `usage.total_tokens`. */
+  tokens: number;
+  progressApplied: number;
+  usageSeen: boolean;
+  cancelled: boolean;
+}
+
+export interface BackendBook {
+  readonly id: string;
+  readonly type: BackendSpec["type"];
+  healthy: boolean;
+  consecutiveFailures: number;
+  /** KV capacity in tokens; null until a metrics sample carries it. */
+  capacity: number | null;
+  /** Prefix-sharing credit from engine truth, refreshed every tick. */
+  shared: number;
+  reasoningTokens: number;
+  actingTokens: number;
+  reasoningPrograms: number;
+  actingPrograms: number;
+  markedTokens: number;
+  markedPrograms: number;
+  /** Acting-token decay accumulator (see ledger.ts `decayedActingTokens`). */
+  decaySum: number;
+  decayBase: number;
+  anonymousInFlight: number;
+  anonymousTokens: number;
+  readonly programs: Set<ProgramRecord>;
+  /** Every request dispatched here and not yet finished (program and anonymous). */
+  readonly inFlight: Set<RequestRecord>;
+  lastMetrics: BackendMetricsSample | null;
+}
+
+/** The swappable pure decisions (queue policies and priority classes plug in here). */
+export interface SchedulerPolicies {
+  resumeOrder: ResumeOrder;
+  place: PlacementFn;
+  pauseVictims: PauseVictimFn;
+}
+
+export interface SchedulerState {
+  readonly config: SchedulerConfig;
+  readonly effects: Effects;
+  readonly policies: SchedulerPolicies;
+  now: number;
+  readonly backends: BackendBook[];
+  readonly backendById: Map<string, BackendBook>;
+  readonly programs: Map<string, ProgramRecord>;
+  readonly requests: Map<string, RequestRecord>;
+  /** PAUSED programs, including new ones never placed. */
+  readonly queue: Set<ProgramRecord>;
+  /**
+   * The queue in resume order, lazily: programs are appended on entry, and each resume pass
+   * drops stale entries and re-sorts (TimSort is near-linear on the near-sorted array).
+   */
+  queueOrder: ProgramRecord[];
+  orderStamp: number;
+  /** A lower bound of the smallest need (tokens + buffer) in the queue: resume exits early. */
+  needFloor: number;
+  /** Queued programs with at least one parked request. */
+  waitingPrograms: number;
+  /** Programs in order of last activity (Map insertion order; touch = delete + set). */
+  readonly idleOrder: Map<string, ProgramRecord>;
+  /** Parked requests in order of parking (events arrive in time order). */
+  readonly parkedOrder: Map<string, RequestRecord>;
+  /** Parked requests that carry `maxWaitMs`. */
+  readonly deadlines: Set<RequestRecord>;
+  readonly counters: SchedulerCounters;
+  readonly estimator: TokenEstimator;
+  pauseObservations: number[];
+  shuttingDown: boolean;
+  queueSeq: number;
+  programSeq: number;
+}
+
+export function createBackendBook(spec: BackendSpec): BackendBook {
+  return {
+    id: spec.id,
+    type: spec.type,
+    healthy: true,
+    consecutiveFailures: 0,
+    capacity: null,
+    shared: 0,
+    reasoningTokens: 0,
+    actingTokens: 0,
+    reasoningPrograms: 0,
+    actingPrograms: 0,
+    markedTokens: 0,
+    markedPrograms: 0,
+    decaySum: 0,
+    decayBase: 0,
+    anonymousInFlight: 0,
+    anonymousTokens: 0,
+    programs: new Set(),
+    inFlight: new Set(),
+    lastMetrics: null,
+  };
+}
+
+export function createSchedulerState(
+  config: SchedulerConfig,
+  backends: BackendSpec[],
+  effects: Effects,
+  policies: SchedulerPolicies,
+): SchedulerState {
+  const books = backends.map(createBackendBook);
+  return {
+    config,
+    effects,
+    policies,
+    now: 0,
+    backends: books,
+    backendById: new Map(books.map((b) => [b.id, b])),
+    programs: new Map(),
+    requests: new Map(),
+    queue: new Set(),
+    queueOrder: [],
+    orderStamp: 0,
+    needFloor: Number.POSITIVE_INFINITY,
+    waitingPrograms: 0,
+    idleOrder: new Map(),
+    parkedOrder: new Map(),
+    deadlines: new Set(),
+    counters: {
+      pauses: 0,
+      marks: 0,
+      resumes: 0,
+      forcedResumes: 0,
+      releases: 0,
+      idleReleases: 0,
+      migrations: 0,
+    },
+    estimator: createTokenEstimator(),
+    pauseObservations: [],
+    shuttingDown: false,
+    queueSeq: 0,
+    programSeq: 0,
+  };
+}
+
+export function createProgramRecord(
+  id: string,
+  seq: number,
+  parentProgramId: string | null,
+  now: number,
+): ProgramRecord {
+  return {
+    id,
+    seq,
+    parentProgramId,
+    status: "ACTING",
+    state: "PAUSED",
+    backend: null,
+    originBackend: null,
+    placedOnce: false,
+    tokens: 0,
+    knownTokens: 0,
+    countedMessages: 0,
+    steps: 0,
+    inFlight: [],
+    parked: [],
+    markedForPause: false,
+    actingSince: now,
+    pausedSince: null,
+    pausedMsTotal: 0,
+    lastActivity: now,
+    queueSeq: 0,
+    orderStamp: 0,
+  };
+}

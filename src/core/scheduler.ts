@@ -1,0 +1,134 @@
+import { Errors } from "../errors.ts";
+import type { CreateSchedulerOptions, Scheduler } from "./api.ts";
+import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { pauseOverCapacity } from "./pause-step.ts";
+import { smallestFirstVictims } from "./pause-victims.ts";
+import { placementFn } from "./placement.ts";
+import { releaseProgram } from "./release.ts";
+import { onRequestArrived } from "./request-arrival.ts";
+import { onFirstToken, onProgress, onRequestFinished, onUsage } from "./request-lifecycle.ts";
+import { tryResume } from "./resume.ts";
+import { groupThenSmallest } from "./resume-order.ts";
+import { assertBackends, assertSchedulerConfig } from "./scheduler-config.ts";
+import { createSchedulerState, type SchedulerState } from "./scheduler-state.ts";
+import { programView, snapshot } from "./snapshot.ts";
+import {
+  expireIdle,
+  forceResumeExpired,
+  nextDeadline,
+  rejectOverdue,
+  rejectParked,
+} from "./timeouts.ts";
+
+export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
+
+/**
+ * The router's scheduler core (seed 004, ThunderAgent's `tr` scheduler, and the `default`
+ * plain proxy). Pure and synchronous: the run loop calls `handle()` one event at a time; time
+ * comes inside events; every decision leaves through `Effects` (seed 002).
+ */
+export function createScheduler(options: CreateSchedulerOptions): Scheduler {
+  assertSchedulerConfig(options.config);
+  assertBackends(options.backends);
+  const state = createSchedulerState({ ...options.config }, options.backends, options.effects, {
+    resumeOrder: options.policies?.resumeOrder ?? groupThenSmallest,
+    place: options.policies?.place ?? placementFn(options.config.placement),
+    pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
+  });
+  return {
+    handle(event: SchedulerEvent): void {
+      // Time only moves forward, even if a runtime hands in an older timestamp.
+      if (Number.isFinite(event.now) && event.now > state.now) state.now = event.now;
+      handleEvent(state, event);
+    },
+    program(id) {
+      const p = state.programs.get(id);
+      return p === undefined ? undefined : programView(state, p);
+    },
+    snapshot: () => snapshot(state),
+    nextDeadline: () => nextDeadline(state),
+    drainPauseObservations() {
+      const list = state.pauseObservations;
+      state.pauseObservations = [];
+      return list;
+    },
+  };
+}
+
+function handleEvent(state: SchedulerState, event: SchedulerEvent): void {
+  switch (event.kind) {
+    case "request_arrived":
+      onRequestArrived(state, event);
+      break;
+    case "request_first_token":
+      onFirstToken(state, event.requestId);
+      break;
+    case "request_progress":
+      onProgress(state, event.requestId, event.completionTokens);
+      break;
+    case "request_usage":
+      onUsage(state, event.requestId, event.usage);
+      break;
+    case "request_finished":
+      onRequestFinished(state, event);
+      break;
+    case "program_release": {
+      const p = state.programs.get(event.programId);
+      if (p === undefined) break;
+      releaseProgram(state, p, "release");
+      tryResumeIfTr(state);
+      break;
+    }
+    case "tick":
+      onTick(state, event.metrics);
+      break;
+    case "backend_failure": {
+      const b = state.backendById.get(event.backendId);
+      if (b !== undefined) recordFailure(state, b, "forward");
+      break;
+    }
+    case "shutdown":
+      state.shuttingDown = true;
+      for (const r of state.parkedOrder.values()) rejectParked(state, r, Errors.shuttingDown());
+      break;
+    default: {
+      const never: never = event;
+      state.effects.log("warn", "unknown scheduler event ignored", { event: never });
+    }
+  }
+}
+
+function tryResumeIfTr(state: SchedulerState): void {
+  if (state.config.mode === "tr") tryResume(state);
+}
+
+/**
+ * The tick (reference §3.6, with the fixes of §3.11), in order:
+ *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
+ *   2. idle lease;
+ *   3. forced resume of requests parked for `maxPauseMs` (tr);
+ *   4. `maxWaitMs` rejections;
+ *   5. resume (tr);
+ *   6. pause where over capacity (tr). Resume runs first so a program paused in this tick
+ *      cannot come straight back in it (as the Dynamo port orders it: reference §4.3).
+ */
+function onTick(
+  state: SchedulerState,
+  metrics: Extract<SchedulerEvent, { kind: "tick" }>["metrics"],
+): void {
+  for (const id in metrics) {
+    const b = state.backendById.get(id);
+    if (b === undefined) continue;
+    const sample = metrics[id];
+    if (sample === null || typeof sample !== "object") recordFailure(state, b, "poll");
+    else applySample(state, b, sample);
+  }
+  expireIdle(state);
+  const tr = state.config.mode === "tr";
+  if (tr) forceResumeExpired(state);
+  rejectOverdue(state);
+  if (!tr) return;
+  if (anyHealthy(state)) tryResume(state);
+  pauseOverCapacity(state);
+}

@@ -1,0 +1,83 @@
+import { Errors, type MaitredError } from "../errors.ts";
+import { resumeProgram } from "./program-moves.ts";
+import { unpark } from "./queue.ts";
+import { releaseProgram } from "./release.ts";
+import { fewestTokensBackend } from "./resume.ts";
+import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so
+ * the cost is the number of expiries, not the number of programs.
+ */
+
+/** Idle lease: release programs with nothing in flight or parked for `idleTimeoutMs`. */
+export function expireIdle(state: SchedulerState): void {
+  const limit = state.now - state.config.idleTimeoutMs;
+  for (const p of state.idleOrder.values()) {
+    if (p.lastActivity > limit) break;
+    // Busy programs are touched again when their requests end.
+    if (p.inFlight.length > 0 || p.parked.length > 0) continue;
+    releaseProgram(state, p, "idle");
+  }
+}
+
+/**
+ * A request parked for `maxPauseMs` forces its program onto the healthy backend with the
+ * fewest tokens, capacity ignored (seed 004 "Timeout"; the original picked by program count
+ * for new programs: reference §3.11.12). With no healthy backend it is rejected instead of
+ * parking forever.
+ */
+export function forceResumeExpired(state: SchedulerState): void {
+  const limit = state.now - state.config.maxPauseMs;
+  for (const r of state.parkedOrder.values()) {
+    if ((r.parkedAt as number) > limit) break;
+    const p = r.program;
+    const target = fewestTokensBackend(state);
+    if (p === null || target === null) {
+      rejectParked(state, r, Errors.noHealthyBackend());
+      continue;
+    }
+    resumeProgram(state, p, target, true);
+  }
+}
+
+/** `maxWaitMs`: a request parked longer gets 503 paused_too_long. */
+export function rejectOverdue(state: SchedulerState): void {
+  for (const r of state.deadlines) {
+    const waited = state.now - (r.parkedAt as number);
+    if (waited >= (r.maxWaitMs as number)) {
+      rejectParked(state, r, Errors.pausedTooLong(waited));
+    }
+  }
+}
+
+export function rejectParked(state: SchedulerState, r: RequestRecord, error: MaitredError): void {
+  unpark(state, r);
+  state.requests.delete(r.id);
+  state.effects.reject(r.id, error);
+}
+
+/**
+ * Earliest time a tick would act on a timeout (force resume, max wait, idle lease), so a
+ * runtime may wake before the next periodic tick. null = nothing pending.
+ */
+export function nextDeadline(state: SchedulerState): number | null {
+  let next = Number.POSITIVE_INFINITY;
+  if (state.config.mode === "tr") {
+    for (const r of state.parkedOrder.values()) {
+      next = Math.min(next, (r.parkedAt as number) + state.config.maxPauseMs);
+      break;
+    }
+  }
+  for (const r of state.deadlines) {
+    next = Math.min(next, (r.parkedAt as number) + (r.maxWaitMs as number));
+  }
+  // Busy programs are skipped as in `expireIdle`: reporting a deadline the tick will not act
+  // on would make a runtime that wakes on it spin.
+  for (const p of state.idleOrder.values()) {
+    if (p.inFlight.length > 0 || p.parked.length > 0) continue;
+    next = Math.min(next, p.lastActivity + state.config.idleTimeoutMs);
+    break;
+  }
+  return Number.isFinite(next) ? next : null;
+}

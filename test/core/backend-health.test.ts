@@ -1,0 +1,90 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { createHarness } from "./harness.ts";
+
+test("after 3 failed polls a backend is unhealthy and its in-flight requests are cancelled", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000 });
+  h.arrive("p1", "P", 100); // b0
+  h.arrive("q1", "Q", 500); // b1
+  h.arrive("anon", null, 50); // b0 (fewest tokens)
+  assert.equal(h.dispatchOf("anon")?.backendId, "b0");
+  h.tick({ b0: null });
+  h.tick({ b0: null });
+  assert.equal(h.cancels.length, 0, "two failures are not enough");
+  assert.equal(h.backend("b0").healthy, true);
+  h.tick({ b0: null });
+  assert.equal(h.backend("b0").healthy, false);
+  assert.deepEqual(h.cancels.map((c) => [c.requestId, c.error.code]).sort(), [
+    ["anon", "backend_unhealthy"],
+    ["p1", "backend_unhealthy"],
+  ]);
+  h.tick({ b0: null });
+  assert.equal(h.cancels.length, 2, "cancelled once, not on every failed poll");
+});
+
+test("a program on an unhealthy backend is re-placed on its next request", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000 });
+  h.arrive("p1", "P", 100);
+  for (let i = 0; i < 3; i++)
+    h.scheduler.handle({ kind: "backend_failure", now: h.now, backendId: "b0" });
+  assert.equal(h.backend("b0").healthy, false, "forward failures count too");
+  h.finish("p1", "cancelled");
+  assert.equal(h.program("P")?.status, "ACTING");
+  h.arrive("p2", "P", 120);
+  assert.equal(h.dispatchOf("p2")?.backendId, "b1");
+  assert.equal(h.program("P")?.backend, "b1");
+  assert.equal(h.scheduler.snapshot().counters.migrations, 1);
+  assert.equal(h.backend("b0").activePrograms, 0, "its books left b0");
+});
+
+test("an unhealthy backend gets no new placements and returns after one good poll", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000 });
+  for (let i = 0; i < 3; i++) h.tick({ b0: null });
+  h.arrive("a1", "A", 100);
+  h.arrive("n1", null, 100);
+  assert.equal(h.dispatchOf("a1")?.backendId, "b1");
+  assert.equal(h.dispatchOf("n1")?.backendId, "b1");
+  h.tick();
+  assert.equal(h.backend("b0").healthy, true);
+  h.arrive("b1r", "B", 100);
+  assert.equal(h.dispatchOf("b1r")?.backendId, "b0");
+});
+
+test("with no healthy backend an arriving request is rejected 503, never parked", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  for (let i = 0; i < 3; i++) h.tick({ b0: null });
+  h.arrive("a1", "A", 100);
+  h.arrive("n1", null, 100);
+  assert.deepEqual(
+    h.rejects.map((r) => [r.requestId, r.error.code, r.error.status]),
+    [
+      ["a1", "no_healthy_backend", 503],
+      ["n1", "no_healthy_backend", 503],
+    ],
+  );
+  assert.equal(h.scheduler.snapshot().queueLength, 0);
+});
+
+test("capacity is learned from the first sample that carries it and kept through nulls", () => {
+  const h = createHarness({ backends: ["b0"] });
+  h.tick({ b0: h.sample(null) });
+  h.arrive("a1", "A", 100);
+  assert.equal(h.dispatchOf("a1"), undefined, "unknown capacity: no tr placement");
+  h.arrive("n1", null, 100);
+  assert.equal(h.dispatchOf("n1")?.backendId, "b0", "anonymous traffic still flows");
+  h.tick({ b0: h.sample(5000) });
+  assert.equal(h.dispatchOf("a1")?.backendId, "b0");
+  h.tick({ b0: h.sample(null) });
+  assert.equal(h.backend("b0").capacityTokens, 5000);
+});
+
+test("shared tokens come from engine truth and lower what a backend counts as used", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  h.arrive("a1", "A", 3000);
+  h.arrive("b1", "B", 3000);
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) }); // engine holds 4000 of our 6000
+  assert.equal(h.backend("b0").sharedTokens, 2000);
+  assert.equal(h.backend("b0").usedTokens, 6000 - 2000 + 200);
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4, waiting: 3 }) });
+  assert.equal(h.backend("b0").sharedTokens, 0, "a backlog in the engine is not sharing");
+});

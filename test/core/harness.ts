@@ -1,0 +1,145 @@
+import type { BackendSpec, Scheduler, SchedulerConfig } from "../../src/core/api.ts";
+import type { Effects } from "../../src/core/effects.ts";
+import type { BackendMetricsSample, RequestOutcome, Usage } from "../../src/core/events.ts";
+import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
+import type { SchedulerPolicies } from "../../src/core/scheduler-state.ts";
+import type { MaitredError } from "../../src/errors.ts";
+
+/** Fake effects that record every call, a manual clock, and event helpers for core tests. */
+
+export interface Dispatch {
+  requestId: string;
+  backendId: string;
+  pausedMs: number;
+}
+export interface Rejection {
+  requestId: string;
+  error: MaitredError;
+}
+
+export function sample(
+  capacityTokens: number | null,
+  extra: Partial<BackendMetricsSample> = {},
+): BackendMetricsSample {
+  return {
+    capacityTokens,
+    kvUsage: 1,
+    running: 0,
+    waiting: 0,
+    preemptionsTotal: 0,
+    prefixCacheQueriesTotal: 0,
+    prefixCacheHitsTotal: 0,
+    promptTokensTotal: 0,
+    generationTokensTotal: 0,
+    ...extra,
+  };
+}
+
+export interface HarnessOptions {
+  backends?: string[];
+  config?: Partial<SchedulerConfig>;
+  policies?: Partial<SchedulerPolicies>;
+  /** Capacity per backend learned by an initial tick (omit for none). */
+  capacity?: number | Record<string, number>;
+}
+
+export function createHarness(options: HarnessOptions = {}) {
+  const ids = options.backends ?? ["b0", "b1"];
+  const dispatches: Dispatch[] = [];
+  const rejects: Rejection[] = [];
+  const cancels: Rejection[] = [];
+  const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
+  const effects: Effects = {
+    dispatch: (requestId, backendId, pausedMs) =>
+      dispatches.push({ requestId, backendId, pausedMs }),
+    reject: (requestId, error) => rejects.push({ requestId, error }),
+    cancel: (requestId, error) => cancels.push({ requestId, error }),
+    log: (level, msg, fields) => logs.push({ level, msg, fields }),
+  };
+  const specs: BackendSpec[] = ids.map((id) => ({ id, type: "vllm" }));
+  const scheduler: Scheduler = createScheduler({
+    config: { ...DEFAULT_SCHEDULER_CONFIG, ...options.config },
+    backends: specs,
+    effects,
+    policies: options.policies,
+  });
+  let now = 1_000;
+  const capacities: Record<string, number | null> = {};
+  for (const id of ids) {
+    const c = options.capacity;
+    capacities[id] = c === undefined ? null : typeof c === "number" ? c : (c[id] ?? null);
+  }
+
+  const h = {
+    scheduler,
+    sample,
+    dispatches,
+    rejects,
+    cancels,
+    logs,
+    get now() {
+      return now;
+    },
+    advance(ms: number) {
+      now += ms;
+    },
+    /** Tick with explicit samples (missing backends: sample with the harness capacity). */
+    tick(samples: Record<string, BackendMetricsSample | null> = {}) {
+      const metrics: Record<string, BackendMetricsSample | null> = {};
+      for (const id of ids) metrics[id] = id in samples ? samples[id] : sample(capacities[id]);
+      scheduler.handle({ kind: "tick", now, metrics });
+    },
+    /** Arrive with one message of `tokens × 5` characters (the initial ratio is 5). */
+    arrive(
+      requestId: string,
+      programId: string | null,
+      tokens: number,
+      extra: { final?: boolean; maxWaitMs?: number; messageChars?: number[] } = {},
+    ) {
+      scheduler.handle({
+        kind: "request_arrived",
+        now,
+        requestId,
+        programId,
+        messageChars: extra.messageChars ?? [tokens * 5],
+        final: extra.final ?? false,
+        maxWaitMs: extra.maxWaitMs,
+      });
+    },
+    usage(requestId: string, totalTokens: number, promptTokens = totalTokens) {
+      const usage: Usage = {
+        promptTokens,
+        completionTokens: totalTokens - promptTokens,
+        totalTokens,
+      };
+      scheduler.handle({ kind: "request_usage", now, requestId, usage });
+    },
+    finish(requestId: string, outcome: RequestOutcome = "ok") {
+      scheduler.handle({ kind: "request_finished", now, requestId, outcome });
+    },
+    /** One full turn: arrive, (dispatched), usage, finish. */
+    turn(requestId: string, programId: string, tokens: number) {
+      h.arrive(requestId, programId, tokens);
+      h.usage(requestId, tokens);
+      h.finish(requestId);
+    },
+    dispatchOf(requestId: string): Dispatch | undefined {
+      return dispatches.find((d) => d.requestId === requestId);
+    },
+    rejectOf(requestId: string): Rejection | undefined {
+      return rejects.find((r) => r.requestId === requestId);
+    },
+    program(id: string) {
+      return scheduler.program(id);
+    },
+    backend(id: string) {
+      const b = scheduler.snapshot().backends.find((x) => x.id === id);
+      if (b === undefined) throw new Error(`no backend ${id}`);
+      return b;
+    },
+  };
+  if (options.capacity !== undefined) h.tick();
+  return h;
+}
+
+export type Harness = ReturnType<typeof createHarness>;

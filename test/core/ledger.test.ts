@@ -1,0 +1,51 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  attach,
+  decayedActingTokens,
+  detach,
+  refreshFootprint,
+  setStatus,
+  usedTokens,
+} from "../../src/core/ledger.ts";
+import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
+import { createBackendBook, createProgramRecord } from "../../src/core/scheduler-state.ts";
+
+test("books follow status, footprint and detach incrementally, back to zero", () => {
+  const b = createBackendBook({ id: "b0", type: "vllm" });
+  const p = createProgramRecord("p", 1, null, 0);
+  p.knownTokens = 500;
+  refreshFootprint(p);
+  attach(p, b);
+  assert.deepEqual([b.actingTokens, b.actingPrograms], [500, 1]);
+  setStatus(p, "REASONING", 0);
+  assert.deepEqual([b.reasoningTokens, b.actingTokens, b.reasoningPrograms], [500, 0, 1]);
+  p.knownTokens = 700;
+  refreshFootprint(p);
+  assert.equal(b.reasoningTokens, 700);
+  assert.equal(usedTokens(b, DEFAULT_SCHEDULER_CONFIG), 800);
+  detach(p);
+  assert.deepEqual([b.reasoningTokens, b.reasoningPrograms, b.programs.size], [0, 0, 0]);
+});
+
+test("decayed acting tokens halve every second and survive long clocks without overflow", () => {
+  const b = createBackendBook({ id: "b0", type: "vllm" });
+  const start = 1_700_000_000_000; // a wall-clock epoch in ms: exponents must not blow up
+  const p = createProgramRecord("p", 1, null, start);
+  p.knownTokens = 800;
+  refreshFootprint(p);
+  attach(p, b);
+  assert.equal(decayedActingTokens(b, start), 800);
+  assert.equal(decayedActingTokens(b, start + 1000), 400);
+  assert.equal(decayedActingTokens(b, start + 3000), 100);
+  const later = start + 3_600_000;
+  const q = createProgramRecord("q", 2, null, later);
+  q.knownTokens = 1000;
+  refreshFootprint(q);
+  attach(q, b);
+  const got = decayedActingTokens(b, later + 2000);
+  assert.ok(Math.abs(got - 250) < 1e-9, `got ${got}, want 250 (p decayed to ~0)`);
+  detach(q);
+  detach(p);
+  assert.ok(decayedActingTokens(b, later + 2000) < 1e-9);
+});
