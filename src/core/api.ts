@@ -1,6 +1,44 @@
 import type { Effects } from "./effects.ts";
 import type { SchedulerEvent } from "./events.ts";
+import type { PriorityClass } from "./priority/priority-classes.ts";
+import type { PriorityConfig } from "./priority/priority-config.ts";
+import type { PrioritySnapshot } from "./priority/priority-snapshot.ts";
+import type { QueueWaitObservation } from "./priority/priority-state.ts";
 import type { SchedulerPolicies } from "./scheduler-state.ts";
+
+export {
+  clampClass,
+  DEFAULT_PRIORITY_CLASS,
+  isPriorityClass,
+  PRIORITY_CLASSES,
+  type PriorityClass,
+  parsePriorityClass,
+  type RequestClassResult,
+  resolveRequestClass,
+} from "./priority/priority-classes.ts";
+export {
+  DEFAULT_CLASS_SETTINGS,
+  PRIORITY_POLICIES,
+  type PriorityClassSettings,
+  type PriorityConfig,
+  type PriorityConfigResult,
+  type PriorityPolicy,
+  QUEUE_POLICIES,
+  type QueuePolicy,
+  type ResolvedPriorityConfig,
+  resolvePriorityConfig,
+  SLO_AGE_WEIGHT_PER_MS,
+} from "./priority/priority-config.ts";
+export type {
+  ClassRoomView,
+  ClassView,
+  PrioritySnapshot,
+} from "./priority/priority-snapshot.ts";
+export {
+  ADMISSION_OUTCOMES,
+  type AdmissionOutcome,
+  type QueueWaitObservation,
+} from "./priority/priority-state.ts";
 
 /**
  * The scheduler core's public surface: the run loop feeds it events, adapters read snapshots.
@@ -35,6 +73,12 @@ export interface SchedulerConfig {
   progressIntervalTokens: number;
   /** Consecutive failed polls/forwards before a backend is unhealthy. */
   unhealthyAfterFailures: number;
+  /**
+   * Priority classes, reservations and per-class queues (issue 5). Absent = off (tr exactly as
+   * before); `{}` = the built-in class defaults. Invalid = logged at error, run without (never
+   * throws). tr mode only.
+   */
+  priority?: PriorityConfig;
 }
 
 export interface ProgramView {
@@ -54,6 +98,8 @@ export interface ProgramView {
   pausedSince: number | null;
   parentProgramId: string | null;
   lastActivity: number;
+  /** Class of its latest request; present only while priorities are on. */
+  priorityClass?: PriorityClass;
 }
 
 export interface BackendView {
@@ -102,6 +148,8 @@ export interface SchedulerSnapshot {
   queueLength: number;
   /** Programs in the paused queue (with or without a parked request). */
   pausedPrograms: number;
+  /** Per-class counters, queues and reserved vs used room; present only while priorities are on. */
+  priority?: PrioritySnapshot;
 }
 
 export interface Scheduler {
@@ -119,7 +167,28 @@ export interface Scheduler {
    * observations are dropped past MAX_PAUSE_OBSERVATIONS if nobody drains.
    */
   drainPauseObservations(): number[];
+  /**
+   * The atomic first-byte commit (seed 000 TTFT protection). Call synchronously, before writing
+   * a request's first response byte to its client: true = committed (never preempted from now
+   * on); false = the request was already cancelled (preempted, or its backend went unhealthy):
+   * write nothing, the `cancel` effect answers it. Optional only so that test fakes need not
+   * implement it; `createScheduler` always does.
+   */
+  tryCommitFirstByte?(requestId: string): boolean;
+  /**
+   * Queue waits by class of requests dispatched since the last call (ms, only requests that
+   * were parked), then cleared; empty while priorities are off. Bounded like
+   * `drainPauseObservations`. Optional for test fakes; `createScheduler` always implements it.
+   */
+  drainQueueWaitObservations?(): QueueWaitObservation[];
 }
+
+/** What `createScheduler` returns: every optional method implemented. */
+export type CoreScheduler = Scheduler &
+  Required<Pick<Scheduler, "tryCommitFirstByte" | "drainQueueWaitObservations">> & {
+    /** Whether priorities are in force (false when off, or when their config was invalid). */
+    readonly prioritiesEnabled: boolean;
+  };
 
 export interface CreateSchedulerOptions {
   config: SchedulerConfig;

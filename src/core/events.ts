@@ -5,6 +5,8 @@
  * virtual); the core never reads a clock itself.
  */
 
+import type { PriorityClass } from "./priority/priority-classes.ts";
+
 /** Why a request ended. Every end is finalised in one place (issue #3). */
 export type RequestOutcome =
   | "ok" // the backend answered 2xx and the body was delivered
@@ -52,8 +54,25 @@ export type SchedulerEvent =
       final: boolean;
       /** `x-maitred-max-wait-ms`: answer 503 if parked longer than this. */
       maxWaitMs?: number;
+      /**
+       * Priority class, already resolved and clamped by the adapter with
+       * `resolveRequestClass` (src/core/priority/priority-classes.ts). Absent = `default`.
+       * Ignored while priorities are off.
+       */
+      priorityClass?: PriorityClass;
+      /** The tenant clamp lowered the requested class (counted per class). */
+      classClamped?: boolean;
     }
-  | { kind: "request_first_token"; now: number; requestId: string }
+  | {
+      /**
+       * The request's first response byte (also commits it: never preempted afterwards). An
+       * adapter that writes to a client must use `Scheduler.tryCommitFirstByte` before the write
+       * instead of relying on this event alone.
+       */
+      kind: "request_first_token";
+      now: number;
+      requestId: string;
+    }
   | {
       /** Streaming progress: `completionTokens` generated so far in this request. */
       kind: "request_progress";

@@ -1,4 +1,6 @@
 import type { ProgramStatus, SchedulerConfig } from "./api.ts";
+import type { ClassIndex } from "./priority/priority-classes.ts";
+import type { ClassBook } from "./priority/priority-state.ts";
 import type { BackendBook, ProgramRecord, RequestRecord } from "./scheduler-state.ts";
 
 /**
@@ -99,6 +101,24 @@ function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
     b.markedTokens += sign * p.tokens;
     b.markedPrograms += sign;
   }
+  const cb = b.classBooks;
+  if (cb !== null) addToClassBook(cb[p.cls], p, sign * p.tokens, sign);
+}
+
+/** The same sums per priority class (reservations: src/core/priority/class-room.ts). */
+function addToClassBook(book: ClassBook, p: ProgramRecord, tokens: number, programs: number) {
+  if (p.status === "REASONING") book.reasoningTokens += tokens;
+  else book.actingTokens += tokens;
+  book.programs += programs;
+}
+
+/** Move a program to another priority class; an attached program's class books follow. */
+export function setProgramClass(p: ProgramRecord, cls: ClassIndex): void {
+  if (p.cls === cls) return;
+  const cb = p.backend?.classBooks ?? null;
+  if (cb !== null) addToClassBook(cb[p.cls], p, -p.tokens, -1);
+  p.cls = cls;
+  if (cb !== null) addToClassBook(cb[p.cls], p, p.tokens, 1);
 }
 
 /** Register a program on a backend (ACTIVE). */
@@ -146,6 +166,7 @@ export function refreshFootprint(p: ProgramRecord): void {
     addDecay(b, delta, p.actingSince);
   }
   if (p.markedForPause) b.markedTokens += delta;
+  if (b.classBooks !== null) addToClassBook(b.classBooks[p.cls], p, delta, 0);
 }
 
 export function setStatus(p: ProgramRecord, status: ProgramStatus, now: number): void {

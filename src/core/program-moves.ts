@@ -1,4 +1,6 @@
 import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./ledger.ts";
+import { type ClassIndex, PRIORITY_CLASSES } from "./priority/priority-classes.ts";
+import type { PriorityState } from "./priority/priority-state.ts";
 import { dequeue, enqueue, unpark } from "./queue.ts";
 import { MAX_PAUSE_OBSERVATIONS } from "./scheduler-config.ts";
 import type {
@@ -14,6 +16,13 @@ function observePause(state: SchedulerState, ms: number): void {
   const list = state.pauseObservations;
   if (list.length >= MAX_PAUSE_OBSERVATIONS) list.shift();
   list.push(ms);
+}
+
+/** Queue wait by class (issue 5 metrics), bounded like the pause observations. */
+function observeQueueWait(pr: PriorityState, cls: ClassIndex, ms: number): void {
+  const list = pr.waitObservations;
+  if (list.length >= MAX_PAUSE_OBSERVATIONS) list.shift();
+  list.push({ priorityClass: PRIORITY_CLASSES[cls], ms });
 }
 
 /**
@@ -36,6 +45,7 @@ export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: Back
   if (r.parkedAt !== null) {
     pausedMs = state.now - r.parkedAt;
     observePause(state, pausedMs);
+    if (state.priority !== null) observeQueueWait(state.priority, r.cls, pausedMs);
   }
   state.effects.dispatch(r.id, b.id, pausedMs);
 }
@@ -74,6 +84,7 @@ export function resumeProgram(
   if (migrated) state.counters.migrations++;
   state.counters.resumes++;
   if (forced) state.counters.forcedResumes++;
+  p.admitSeq = ++state.admitSeq;
   attach(p, b);
   p.originBackend = null;
   state.effects.log(

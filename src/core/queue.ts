@@ -67,12 +67,14 @@ export function park(state: SchedulerState, p: ProgramRecord, r: RequestRecord):
   if (p.parked.length === 1 && state.queue.has(p)) state.waitingPrograms++;
   state.parkedOrder.set(r.id, r);
   if (r.maxWaitMs !== null) state.deadlines.add(r);
+  if (state.priority !== null) state.priority.parked[r.cls].set(r.id, r);
 }
 
 /** Remove a parked request from every index (dispatch, reject or client gone). */
 export function unpark(state: SchedulerState, r: RequestRecord): void {
   state.parkedOrder.delete(r.id);
   state.deadlines.delete(r);
+  if (state.priority !== null) state.priority.parked[r.cls].delete(r.id);
   const p = r.program;
   if (p === null) return;
   const i = p.parked.indexOf(r);

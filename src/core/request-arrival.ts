@@ -1,21 +1,20 @@
 import { Errors, type MaitredError } from "../errors.ts";
+import { type Arrival, newRequest, placeDirect, programFor } from "./arrival-steps.ts";
 import { anyHealthy } from "./backend-health.ts";
-import { cleanChars, estimateContextTokens } from "./context-estimate.ts";
-import type { SchedulerEvent } from "./events.ts";
-import { activeTokens, attach, footprintOf, isPlaceable, roomTokens } from "./ledger.ts";
+import { cleanChars } from "./context-estimate.ts";
+import { activeTokens, footprintOf, isPlaceable, roomTokens } from "./ledger.ts";
 import { argMin } from "./placement.ts";
+import { arrivalClass, onPriorityArrival } from "./priority/priority-arrival.ts";
+import { countAdmission } from "./priority/priority-state.ts";
 import { detachForReplacement, dispatchRequest } from "./program-moves.ts";
 import { enqueue, park, refreshProgram, touch } from "./queue.ts";
 import { fewestTokensBackend, tryResume } from "./resume.ts";
-import {
-  type BackendBook,
-  createProgramRecord,
-  type ProgramRecord,
-  type RequestRecord,
-  type SchedulerState,
+import type {
+  BackendBook,
+  ProgramRecord,
+  RequestRecord,
+  SchedulerState,
 } from "./scheduler-state.ts";
-
-type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
 
 /**
  * A request arrives. Cases (both modes unless noted):
@@ -32,7 +31,8 @@ type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
  *      go first); otherwise queued and parked, and a resume is tried at once. Paused programs
  *      with nothing waiting never hold a new program back (reference §3.11.8);
  *   8. default, program new or leaving → the healthy backend with the fewest programs; it
- *      stays there (reference §3.8).
+ *      stays there (reference §3.8);
+ *   9. tr with priorities on → cases 4–7 by class (priority/priority-arrival.ts).
  */
 export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
   const error = admissionError(state, ev);
@@ -42,20 +42,16 @@ export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
   }
   const chars = cleanChars(ev.messageChars ?? []);
   if (ev.programId === null) {
-    const r = newRequest(state, ev, null, chars);
+    const r = newRequest(state, ev, null, chars, arrivalClass(state, ev));
+    countAdmission(state, r.cls, "admitted");
     dispatchRequest(state, r, fewestTokensBackend(state) as BackendBook); // 3
     return;
   }
-  let p = state.programs.get(ev.programId);
-  if (p === undefined) {
-    p = createProgramRecord(
-      ev.programId,
-      ++state.programSeq,
-      ev.parentProgramId ?? null,
-      state.now,
-    );
-    state.programs.set(p.id, p);
+  if (state.priority !== null) {
+    onPriorityArrival(state, ev, ev.programId, chars); // 9
+    return;
   }
+  const p = programFor(state, ev, ev.programId);
   p.steps++;
   touch(state, p);
   const r = newRequest(state, ev, p, chars);
@@ -80,43 +76,6 @@ function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null
   if (state.requests.has(ev.requestId)) return Errors.badRequest("Duplicate request id.");
   if (!anyHealthy(state)) return Errors.noHealthyBackend();
   return null;
-}
-
-function newRequest(
-  state: SchedulerState,
-  ev: Arrival,
-  p: ProgramRecord | null,
-  chars: number[],
-): RequestRecord {
-  const baseTokens = estimateContextTokens(p, chars, state.estimator);
-  let promptChars = 0;
-  for (const c of chars) promptChars += c;
-  const maxWait = ev.maxWaitMs;
-  const r: RequestRecord = {
-    id: ev.requestId,
-    program: p,
-    backend: null,
-    parkedAt: null,
-    maxWaitMs: maxWait !== undefined && Number.isFinite(maxWait) && maxWait >= 0 ? maxWait : null,
-    final: ev.final === true,
-    promptChars,
-    messageCount: chars.length,
-    baseTokens,
-    tokens: baseTokens,
-    progressApplied: 0,
-    usageSeen: false,
-    cancelled: false,
-  };
-  state.requests.set(r.id, r);
-  return r;
-}
-
-/** Attach a program placed without the queue; a program leaving a backend counts a migration. */
-function placeDirect(state: SchedulerState, p: ProgramRecord, r: RequestRecord, b: BackendBook) {
-  if (p.originBackend !== null && p.originBackend !== b.id) state.counters.migrations++;
-  p.originBackend = null;
-  attach(p, b);
-  dispatchRequest(state, r, b);
 }
 
 function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): void {

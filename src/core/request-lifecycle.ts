@@ -2,6 +2,7 @@ import { recordForwardSuccess } from "./backend-health.ts";
 import { messagesCoveredByUsage } from "./context-estimate.ts";
 import type { SchedulerEvent, Usage } from "./events.ts";
 import { addAnonymous, setStatus } from "./ledger.ts";
+import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
 import { releaseProgram } from "./release.ts";
@@ -30,7 +31,23 @@ function dispatched(state: SchedulerState, requestId: string): RequestRecord | u
 
 export function onFirstToken(state: SchedulerState, requestId: string): void {
   const r = dispatched(state, requestId);
-  if (r !== undefined) recordForwardSuccess(r.backend!);
+  if (r === undefined) return;
+  r.firstByte = true; // never a preemption victim from now on
+  recordForwardSuccess(r.backend!);
+}
+
+/**
+ * The atomic "first byte sent" vs "chosen as victim" decision (seed 000 "Preemption": one
+ * compare-and-swap, whichever happens first wins). The adapter calls this synchronously before
+ * it writes a request's first byte to the client: true = commit (the request can no longer be
+ * preempted), false = the request was already cancelled (preempted, or its backend went
+ * unhealthy) or is unknown, so the byte must not be written; the cancel effect answers it.
+ */
+export function tryCommitFirstByte(state: SchedulerState, requestId: string): boolean {
+  const r = state.requests.get(requestId);
+  if (r === undefined || r.cancelled || r.backend === null) return false;
+  r.firstByte = true;
+  return true;
 }
 
 /**
@@ -69,7 +86,9 @@ type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
  * The one end of every request, whatever the outcome (reference §3.11.3: the original left a
  * program REASONING forever on errors and disconnects). Cases:
  *   1. unknown (already rejected, or never seen) → nothing;
- *   2. still parked (client gone while waiting) → removed from the queue;
+ *   2. still parked (client gone while waiting) → removed from the queue (a 499 in its class's
+ *      counters); a preempted request, already detached from its program and backend, ends
+ *      here too;
  *   3. anonymous → leaves its backend's load;
  *   4. a program's request → it leaves the program; when none is left in flight the step ends:
  *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate);
@@ -82,7 +101,10 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   state.requests.delete(r.id);
   const p = r.program;
   if (r.backend === null) {
-    unpark(state, r); // 2 (the program's need shrinks with it)
+    // 2 (the program's need shrinks with it). Preempted requests also end here, detached.
+    if (ev.outcome === "client_closed" && !r.cancelled)
+      countAdmission(state, r.cls, "client_closed");
+    unpark(state, r);
     return;
   }
   r.backend.inFlight.delete(r);

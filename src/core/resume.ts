@@ -1,5 +1,6 @@
 import { activePrograms, activeTokens, isPlaceable, resumeRoomTokens } from "./ledger.ts";
 import { argMin } from "./placement.ts";
+import { tryPriorityResume } from "./priority/priority-resume.ts";
 import { resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
@@ -21,6 +22,10 @@ import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-sta
  */
 export function tryResume(state: SchedulerState): void {
   if (state.queue.size === 0) return;
+  if (state.priority !== null) {
+    tryPriorityResume(state); // the same pass by class: priority/priority-resume.ts
+    return;
+  }
   const backends = state.backends;
   const rooms: (number | null)[] = new Array(backends.length);
   let total = 0;

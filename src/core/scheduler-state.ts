@@ -9,6 +9,8 @@ import type { Effects } from "./effects.ts";
 import type { BackendMetricsSample } from "./events.ts";
 import type { PauseVictimFn } from "./pause-victims.ts";
 import type { PlacementFn } from "./placement.ts";
+import { type ClassIndex, DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
+import type { ClassBook, PriorityState } from "./priority/priority-state.ts";
 import type { ResumeOrder } from "./resume-order.ts";
 import { createTokenEstimator, type TokenEstimator } from "./token-estimator.ts";
 
@@ -49,6 +51,10 @@ export interface ProgramRecord {
   queueSeq: number;
   /** Stamp of the last resume pass that listed this program (deduplicates `queueOrder`). */
   orderStamp: number;
+  /** Priority class of its latest request (issue 5); `default` while priorities are off. */
+  cls: ClassIndex;
+  /** Order of its latest placement on a backend: preemption takes the most recent first. */
+  admitSeq: number;
 }
 
 export interface RequestRecord {
@@ -68,6 +74,10 @@ export interface RequestRecord {
   progressApplied: number;
   usageSeen: boolean;
   cancelled: boolean;
+  /** Priority class the request arrived with (its queue, timeout and counters). */
+  cls: ClassIndex;
+  /** The adapter committed its first byte to the client: never preempted from then on. */
+  firstByte: boolean;
 }
 
 export interface BackendBook {
@@ -94,6 +104,8 @@ export interface BackendBook {
   /** Every request dispatched here and not yet finished (program and anonymous). */
   readonly inFlight: Set<RequestRecord>;
   lastMetrics: BackendMetricsSample | null;
+  /** Per-class share of the books, only while priorities are on (ledger.ts keeps it). */
+  classBooks: ClassBook[] | null;
 }
 
 /** The swappable pure decisions (queue policies and priority classes plug in here). */
@@ -136,6 +148,10 @@ export interface SchedulerState {
   shuttingDown: boolean;
   queueSeq: number;
   programSeq: number;
+  /** Placement counter behind `ProgramRecord.admitSeq`. */
+  admitSeq: number;
+  /** Priority classes, reservations and per-class queues; null = priorities off (issue 5). */
+  priority: PriorityState | null;
 }
 
 export function createBackendBook(spec: BackendSpec): BackendBook {
@@ -159,6 +175,7 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
     programs: new Set(),
     inFlight: new Set(),
     lastMetrics: null,
+    classBooks: null,
   };
 }
 
@@ -200,6 +217,8 @@ export function createSchedulerState(
     shuttingDown: false,
     queueSeq: 0,
     programSeq: 0,
+    admitSeq: 0,
+    priority: null,
   };
 }
 
@@ -231,5 +250,7 @@ export function createProgramRecord(
     lastActivity: now,
     queueSeq: 0,
     orderStamp: 0,
+    cls: DEFAULT_CLASS_INDEX,
+    admitSeq: 0,
   };
 }

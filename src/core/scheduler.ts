@@ -1,13 +1,21 @@
 import { Errors } from "../errors.ts";
-import type { CreateSchedulerOptions, Scheduler } from "./api.ts";
+import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
+import { setupPriorities } from "./priority/priority-setup.ts";
+import { rejectQueueTimeouts } from "./priority/priority-timeouts.ts";
 import { releaseProgram } from "./release.ts";
 import { onRequestArrived } from "./request-arrival.ts";
-import { onFirstToken, onProgress, onRequestFinished, onUsage } from "./request-lifecycle.ts";
+import {
+  onFirstToken,
+  onProgress,
+  onRequestFinished,
+  onUsage,
+  tryCommitFirstByte,
+} from "./request-lifecycle.ts";
 import { tryResume } from "./resume.ts";
 import { groupThenSmallest } from "./resume-order.ts";
 import { assertBackends, assertSchedulerConfig } from "./scheduler-config.ts";
@@ -28,7 +36,7 @@ export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
  * plain proxy). Pure and synchronous: the run loop calls `handle()` one event at a time; time
  * comes inside events; every decision leaves through `Effects` (seed 002).
  */
-export function createScheduler(options: CreateSchedulerOptions): Scheduler {
+export function createScheduler(options: CreateSchedulerOptions): CoreScheduler {
   assertSchedulerConfig(options.config);
   assertBackends(options.backends);
   const state = createSchedulerState({ ...options.config }, options.backends, options.effects, {
@@ -36,7 +44,17 @@ export function createScheduler(options: CreateSchedulerOptions): Scheduler {
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
   });
+  setupPriorities(state, options.config, options.policies);
   return {
+    prioritiesEnabled: state.priority !== null,
+    tryCommitFirstByte: (requestId) => tryCommitFirstByte(state, requestId),
+    drainQueueWaitObservations() {
+      const pr = state.priority;
+      if (pr === null) return [];
+      const list = pr.waitObservations;
+      pr.waitObservations = [];
+      return list;
+    },
     handle(event: SchedulerEvent): void {
       // Time only moves forward, even if a runtime hands in an older timestamp.
       if (Number.isFinite(event.now) && event.now > state.now) state.now = event.now;
@@ -108,8 +126,8 @@ function tryResumeIfTr(state: SchedulerState): void {
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
  *   2. idle lease;
  *   3. forced resume of requests parked for `maxPauseMs` (tr);
- *   4. `maxWaitMs` rejections;
- *   5. resume (tr);
+ *   4. `maxWaitMs` rejections, then (priorities on) per-class queue timeouts (408);
+ *   5. resume (tr; with priorities, starvation promotion first);
  *   6. pause where over capacity (tr). Resume runs first so a program paused in this tick
  *      cannot come straight back in it (as the Dynamo port orders it: reference §4.3).
  */
@@ -128,6 +146,7 @@ function onTick(
   const tr = state.config.mode === "tr";
   if (tr) forceResumeExpired(state);
   rejectOverdue(state);
+  rejectQueueTimeouts(state);
   if (!tr) return;
   if (anyHealthy(state)) tryResume(state);
   pauseOverCapacity(state);

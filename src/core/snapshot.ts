@@ -1,5 +1,7 @@
 import type { BackendView, ProgramView, SchedulerSnapshot } from "./api.ts";
 import { activePrograms, roomTokens, usedTokens } from "./ledger.ts";
+import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
+import { prioritySnapshot } from "./priority/priority-snapshot.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
 /** Read-only views for /programs, /health, /backends and /metrics (copies, never live records). */
@@ -21,6 +23,7 @@ export function programView(state: SchedulerState, p: ProgramRecord): ProgramVie
     pausedSince: p.pausedSince,
     parentProgramId: p.parentProgramId,
     lastActivity: p.lastActivity,
+    ...(state.priority === null ? {} : { priorityClass: PRIORITY_CLASSES[p.cls] }),
   };
 }
 
@@ -55,5 +58,6 @@ export function snapshot(state: SchedulerState): SchedulerSnapshot {
     counters: { ...state.counters },
     queueLength: state.parkedOrder.size,
     pausedPrograms: state.queue.size,
+    ...(state.priority === null ? {} : { priority: prioritySnapshot(state) }),
   };
 }

@@ -1,4 +1,5 @@
 import { Errors, type MaitredError } from "../errors.ts";
+import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { resumeProgram } from "./program-moves.ts";
 import { unpark } from "./queue.ts";
 import { releaseProgram } from "./release.ts";
@@ -58,7 +59,8 @@ export function rejectParked(state: SchedulerState, r: RequestRecord, error: Mai
 }
 
 /**
- * Earliest time a tick would act on a timeout (force resume, max wait, idle lease), so a
+ * Earliest time a tick would act on a timeout (force resume, max wait, idle lease, and with
+ * priorities the class queue timeouts and starvation thresholds), so a
  * runtime may wake before the next periodic tick. null = nothing pending.
  */
 export function nextDeadline(state: SchedulerState): number | null {
@@ -79,5 +81,6 @@ export function nextDeadline(state: SchedulerState): number | null {
     next = Math.min(next, p.lastActivity + state.config.idleTimeoutMs);
     break;
   }
+  next = Math.min(next, priorityDeadline(state));
   return Number.isFinite(next) ? next : null;
 }

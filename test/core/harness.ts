@@ -1,4 +1,9 @@
-import type { BackendSpec, Scheduler, SchedulerConfig } from "../../src/core/api.ts";
+import type {
+  BackendSpec,
+  CoreScheduler,
+  PriorityClass,
+  SchedulerConfig,
+} from "../../src/core/api.ts";
 import type { Effects } from "../../src/core/effects.ts";
 import type { BackendMetricsSample, RequestOutcome, Usage } from "../../src/core/events.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
@@ -57,7 +62,7 @@ export function createHarness(options: HarnessOptions = {}) {
     log: (level, msg, fields) => logs.push({ level, msg, fields }),
   };
   const specs: BackendSpec[] = ids.map((id) => ({ id, type: "vllm" }));
-  const scheduler: Scheduler = createScheduler({
+  const scheduler: CoreScheduler = createScheduler({
     config: { ...DEFAULT_SCHEDULER_CONFIG, ...options.config },
     backends: specs,
     effects,
@@ -94,7 +99,13 @@ export function createHarness(options: HarnessOptions = {}) {
       requestId: string,
       programId: string | null,
       tokens: number,
-      extra: { final?: boolean; maxWaitMs?: number; messageChars?: number[] } = {},
+      extra: {
+        final?: boolean;
+        maxWaitMs?: number;
+        messageChars?: number[];
+        priorityClass?: PriorityClass;
+        classClamped?: boolean;
+      } = {},
     ) {
       scheduler.handle({
         kind: "request_arrived",
@@ -104,6 +115,8 @@ export function createHarness(options: HarnessOptions = {}) {
         messageChars: extra.messageChars ?? [tokens * 5],
         final: extra.final ?? false,
         maxWaitMs: extra.maxWaitMs,
+        ...(extra.priorityClass === undefined ? {} : { priorityClass: extra.priorityClass }),
+        ...(extra.classClamped === undefined ? {} : { classClamped: extra.classClamped }),
       });
     },
     usage(requestId: string, totalTokens: number, promptTokens = totalTokens) {

@@ -1,0 +1,72 @@
+import { estimateContextTokens } from "./context-estimate.ts";
+import type { SchedulerEvent } from "./events.ts";
+import { attach } from "./ledger.ts";
+import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
+import { dispatchRequest } from "./program-moves.ts";
+import {
+  type BackendBook,
+  createProgramRecord,
+  type ProgramRecord,
+  type RequestRecord,
+  type SchedulerState,
+} from "./scheduler-state.ts";
+
+/** Steps shared by the arrival cases (request-arrival.ts) and their priority variant. */
+
+export type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
+
+/** The arriving request's program, created on its first request. */
+export function programFor(state: SchedulerState, ev: Arrival, programId: string): ProgramRecord {
+  let p = state.programs.get(programId);
+  if (p === undefined) {
+    p = createProgramRecord(programId, ++state.programSeq, ev.parentProgramId ?? null, state.now);
+    state.programs.set(p.id, p);
+  }
+  return p;
+}
+
+export function newRequest(
+  state: SchedulerState,
+  ev: Arrival,
+  p: ProgramRecord | null,
+  chars: number[],
+  cls = DEFAULT_CLASS_INDEX,
+): RequestRecord {
+  const baseTokens = estimateContextTokens(p, chars, state.estimator);
+  let promptChars = 0;
+  for (const c of chars) promptChars += c;
+  const maxWait = ev.maxWaitMs;
+  const r: RequestRecord = {
+    id: ev.requestId,
+    program: p,
+    backend: null,
+    parkedAt: null,
+    maxWaitMs: maxWait !== undefined && Number.isFinite(maxWait) && maxWait >= 0 ? maxWait : null,
+    final: ev.final === true,
+    promptChars,
+    messageCount: chars.length,
+    baseTokens,
+    tokens: baseTokens,
+    progressApplied: 0,
+    usageSeen: false,
+    cancelled: false,
+    cls,
+    firstByte: false,
+  };
+  state.requests.set(r.id, r);
+  return r;
+}
+
+/** Attach a program placed without the queue; a program leaving a backend counts a migration. */
+export function placeDirect(
+  state: SchedulerState,
+  p: ProgramRecord,
+  r: RequestRecord,
+  b: BackendBook,
+): void {
+  if (p.originBackend !== null && p.originBackend !== b.id) state.counters.migrations++;
+  p.originBackend = null;
+  p.admitSeq = ++state.admitSeq;
+  attach(p, b);
+  dispatchRequest(state, r, b);
+}

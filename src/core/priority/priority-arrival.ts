@@ -1,0 +1,136 @@
+import { Errors } from "../../errors.ts";
+import { type Arrival, newRequest, placeDirect, programFor } from "../arrival-steps.ts";
+import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledger.ts";
+import { argMin } from "../placement.ts";
+import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
+import { enqueue, park, refreshProgram, touch } from "../queue.ts";
+import { tryResume } from "../resume.ts";
+import type { BackendBook, ProgramRecord, SchedulerState } from "../scheduler-state.ts";
+import { classRoomTokens } from "./class-room.ts";
+import { tryPreempt } from "./preemption.ts";
+import {
+  type ClassIndex,
+  classIndex,
+  DEFAULT_CLASS_INDEX,
+  isPriorityClass,
+  PRIORITY_CLASSES,
+} from "./priority-classes.ts";
+import { countAdmission, type PriorityState, queueHead } from "./priority-state.ts";
+
+/**
+ * The request's class as the adapter resolved and clamped it (priority-classes.ts); a value the
+ * core does not know counts as `default` rather than failing the request. Counts the clamp.
+ */
+export function arrivalClass(state: SchedulerState, ev: Arrival): ClassIndex {
+  if (state.priority === null) return DEFAULT_CLASS_INDEX;
+  const cls = isPriorityClass(ev.priorityClass)
+    ? classIndex(ev.priorityClass)
+    : DEFAULT_CLASS_INDEX;
+  if (ev.classClamped === true) state.priority.counters[cls].clamps++;
+  return cls;
+}
+
+/** Strict order and starvation promotion: may a class-`cls` arrival skip the queue? */
+function mayPlaceDirect(state: SchedulerState, pr: PriorityState, cls: ClassIndex): boolean {
+  for (let c = 0; c < pr.parked.length; c++) {
+    if (c <= cls && pr.parked[c].size > 0) return false; // same or higher class waits first
+    const head = queueHead(pr, c);
+    if (
+      head !== undefined &&
+      state.now - (head.parkedAt as number) >= pr.config.classes[c].starvationMs
+    ) {
+      return false; // a starved head is admitted next
+    }
+  }
+  return true;
+}
+
+/** The placeable backend with the fewest active tokens where class `cls` has `need`; or -1. */
+function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): number {
+  const bs = state.backends;
+  return argMin(
+    bs.length,
+    (k) => isPlaceable(bs[k]) && (classRoomTokens(state, bs[k], cls) as number) >= need,
+    (k) => activeTokens(bs[k]),
+  );
+}
+
+/**
+ * A program's request with priorities on (tr mode; request-arrival.ts case 9). Cases:
+ *   1. the program is active on a healthy backend → dispatched there (its room is its own);
+ *   2. it is active on an unhealthy backend → it leaves it and is placed as in 3–6;
+ *   3. not queued, nothing of its class or higher waiting and no starved head → placed at once
+ *      where its class has room (room minus higher classes' idle reservations), on the backend
+ *      with the fewest active tokens;
+ *   4. no backend has room for its class and the class may preempt → at most one lower-class
+ *      victim gives way (preemption.ts) and the program runs on the victim's backend;
+ *   5. its class's queue is full → 429 queue_full at once (a new program is not even created);
+ *   6. otherwise it is queued and the request parked; a resume pass runs at once.
+ * A program takes the class of its latest request (issue 5).
+ */
+export function onPriorityArrival(
+  state: SchedulerState,
+  ev: Arrival,
+  programId: string,
+  chars: number[],
+): void {
+  const pr = state.priority as PriorityState;
+  const cls = arrivalClass(state, ev);
+  const existing = state.programs.get(programId);
+  const r = newRequest(state, ev, existing ?? null, chars, cls);
+  const begin = (): ProgramRecord => {
+    const p = existing ?? programFor(state, ev, programId);
+    r.program = p;
+    setProgramClass(p, cls);
+    p.steps++;
+    touch(state, p);
+    return p;
+  };
+  if (existing?.backend != null) {
+    if (existing.backend.healthy) {
+      dispatchRequest(state, r, begin().backend as BackendBook); // 1
+      countAdmission(state, cls, "admitted");
+      return;
+    }
+    detachForReplacement(state, existing); // 2
+  }
+  const queued = existing !== undefined && state.queue.has(existing);
+  const need =
+    Math.max(existing ? footprintOf(existing) : 0, r.tokens) + state.config.bufferPerProgram;
+  const roomy = roomyBackend(state, cls, need);
+  if (!queued && roomy >= 0 && mayPlaceDirect(state, pr, cls)) {
+    placeDirect(state, begin(), r, state.backends[roomy]); // 3
+    countAdmission(state, cls, "admitted");
+    return;
+  }
+  const freed = roomy < 0 ? tryPreempt(state, cls, need) : null; // 4
+  if (freed !== null) {
+    const p = begin();
+    if (queued) {
+      resumeProgram(state, p, freed, false);
+      dispatchRequest(state, r, freed);
+    } else placeDirect(state, p, r, freed);
+    countAdmission(state, cls, "admitted");
+    return;
+  }
+  if (pr.parked[cls].size >= pr.config.classes[cls].queueDepth) {
+    state.requests.delete(r.id); // 5
+    countAdmission(state, cls, "queue_full");
+    state.effects.reject(
+      r.id,
+      Errors.queueFull(
+        `The ${PRIORITY_CLASSES[cls]} queue is full (${pr.parked[cls].size} waiting).`,
+      ),
+    );
+    return;
+  }
+  const p = begin(); // 6
+  if (!queued) {
+    p.pausedSince ??= state.now;
+    enqueue(state, p);
+  }
+  park(state, p, r);
+  refreshProgram(state, p);
+  countAdmission(state, cls, "queued");
+  tryResume(state);
+}

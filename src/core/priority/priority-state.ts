@@ -1,0 +1,103 @@
+import type { RequestRecord } from "../scheduler-state.ts";
+import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";
+import type { ResolvedPriorityConfig } from "./priority-config.ts";
+
+/**
+ * Mutable priority state, present on `SchedulerState.priority` only when priorities are on
+ * (off = null, and every hook in the core is one null check).
+ */
+
+/** Outcome of a request's admission, per class (issue 5 metrics, seed 000 status codes). */
+export const ADMISSION_OUTCOMES = [
+  "admitted", // dispatched on arrival
+  "queued", // parked on arrival
+  "queue_full", // 429 on arrival
+  "queue_timeout", // 408 after waiting
+  "client_closed", // 499: the client left while parked
+  "preempted", // 503: cancelled before its first byte for a higher class
+] as const;
+export type AdmissionOutcome = (typeof ADMISSION_OUTCOMES)[number];
+
+export interface ClassCounters {
+  admissions: Record<AdmissionOutcome, number>;
+  /** Requests of this (effective) class whose requested class was lowered by the tenant clamp. */
+  clamps: number;
+  /** Programs of this class admitted by starvation promotion. */
+  promotions: number;
+  /** Programs of this class taken as preemption victims (paused or request cancelled). */
+  preemptions: number;
+}
+
+/** Per backend, per class: the class's share of the backend's token books (see ledger.ts). */
+export interface ClassBook {
+  reasoningTokens: number;
+  actingTokens: number;
+  programs: number;
+}
+
+export interface QueueWaitObservation {
+  priorityClass: import("./priority-classes.ts").PriorityClass;
+  ms: number;
+}
+
+export interface PriorityState {
+  readonly config: ResolvedPriorityConfig;
+  /** Parked requests per class (by the request's class), in parking order: heads first. */
+  readonly parked: Map<string, RequestRecord>[];
+  readonly counters: ClassCounters[];
+  waitObservations: QueueWaitObservation[];
+  /** Backend position by id (backends are fixed at construction): origin lookups in O(1). */
+  readonly backendIndex: ReadonlyMap<string, number>;
+}
+
+function zeroCounters(): ClassCounters {
+  return {
+    admissions: {
+      admitted: 0,
+      queued: 0,
+      queue_full: 0,
+      queue_timeout: 0,
+      client_closed: 0,
+      preempted: 0,
+    },
+    clamps: 0,
+    promotions: 0,
+    preemptions: 0,
+  };
+}
+
+export function createPriorityState(
+  config: ResolvedPriorityConfig,
+  backendIds: readonly string[],
+): PriorityState {
+  const parked: Map<string, RequestRecord>[] = [];
+  const counters: ClassCounters[] = [];
+  for (let c = 0; c < CLASS_COUNT; c++) {
+    parked.push(new Map());
+    counters.push(zeroCounters());
+  }
+  const backendIndex = new Map(backendIds.map((id, i) => [id, i]));
+  return { config, parked, counters, waitObservations: [], backendIndex };
+}
+
+export function createClassBooks(): ClassBook[] {
+  const books: ClassBook[] = [];
+  for (let c = 0; c < CLASS_COUNT; c++) {
+    books.push({ reasoningTokens: 0, actingTokens: 0, programs: 0 });
+  }
+  return books;
+}
+
+export function countAdmission(
+  state: { priority: PriorityState | null },
+  cls: ClassIndex,
+  outcome: AdmissionOutcome,
+): void {
+  if (state.priority !== null) state.priority.counters[cls].admissions[outcome]++;
+}
+
+/** The oldest parked request of a class, or undefined. */
+export function queueHead(pr: PriorityState, cls: ClassIndex): RequestRecord | undefined {
+  for (const r of pr.parked[cls].values()) return r;
+  return undefined;
+}

@@ -1,0 +1,53 @@
+import { Errors } from "../../errors.ts";
+import { unpark } from "../queue.ts";
+import type { SchedulerState } from "../scheduler-state.ts";
+import { PRIORITY_CLASSES } from "./priority-classes.ts";
+import { countAdmission } from "./priority-state.ts";
+
+/**
+ * Per-class queue timeouts (seed 000 "Per-class queues": a request that waits longer than its
+ * class's timeout gets 408). Each class's parked requests are kept in parking order, so the
+ * walk stops at the first one still within its time: O(expiries).
+ */
+export function rejectQueueTimeouts(state: SchedulerState): void {
+  const pr = state.priority;
+  if (pr === null) return;
+  for (let c = 0; c < pr.parked.length; c++) {
+    const timeout = pr.config.classes[c].queueTimeoutMs;
+    for (const r of pr.parked[c].values()) {
+      const waited = state.now - (r.parkedAt as number);
+      if (waited < timeout) break;
+      unpark(state, r);
+      state.requests.delete(r.id);
+      countAdmission(state, c, "queue_timeout");
+      state.effects.reject(
+        r.id,
+        Errors.queueTimeout(
+          `Request waited ${waited} ms in the ${PRIORITY_CLASSES[c]} queue, past its ${timeout} ms limit.`,
+        ),
+      );
+    }
+  }
+}
+
+/**
+ * Earliest per-class deadline: a queue timeout, or a head reaching its starvation threshold
+ * (so a runtime may tick then: issue 5 target "longest bulk wait ≤ threshold + one tick").
+ * A head already starved is not reported: the pass acts on it whenever room frees, and a past
+ * deadline would make a runtime that wakes on it spin.
+ */
+export function priorityDeadline(state: SchedulerState): number {
+  const pr = state.priority;
+  let next = Number.POSITIVE_INFINITY;
+  if (pr === null) return next;
+  for (let c = 0; c < pr.parked.length; c++) {
+    const settings = pr.config.classes[c];
+    for (const r of pr.parked[c].values()) {
+      const at = r.parkedAt as number;
+      next = Math.min(next, at + settings.queueTimeoutMs);
+      if (at + settings.starvationMs > state.now) next = Math.min(next, at + settings.starvationMs);
+      break;
+    }
+  }
+  return next;
+}
