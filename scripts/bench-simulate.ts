@@ -1,0 +1,216 @@
+/**
+ * Benchmark of `maitred simulate` on its target configuration: the mini-swe-agent DeepSeek
+ * trace on 2 × llama-3.1-8b-h100 engines with the profile's KV size (25,600 blocks of 16
+ * tokens), one simulated hour (10 min warm-up + 50 min steady window, thunderagent.md §1.5).
+ *
+ * Targets: at 128 programs tr ≥ 1.5× default and tr ≥ 0.8× oracle in steps/min; at 16
+ * programs (no KV pressure) tr ≥ 0.98× default; one simulated hour of 128 programs in ≤ 60 s
+ * of wall time. Prints wall time, simulated seconds per wall second, steps/min and ratios.
+ *
+ * `--sweep` also runs tr at 128 programs over placement × acting-token decay × scheduler
+ * interval for every `--seeds` value and prints a markdown evidence table (mean steps/min
+ * over seeds). `--buffers 500,2000` adds buffer-per-program values; `--no-credit` adds runs
+ * where the core gets no prefix-sharing credit (what the core's owner may want to change).
+ *
+ *   node_modules/.bin/node scripts/bench-simulate.ts [--seeds 1] [--sweep] [--buffers 100,2000] [--no-credit]
+ *     [--warmup 10m] [--duration 50m] [--json out.json]
+ */
+
+import { writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import type { Placement } from "../src/core/api.ts";
+import {
+  runSimulation,
+  type SimRouter,
+  type SimRunOptions,
+} from "../src/simulate/run-simulation.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
+import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
+import { loadWorkload } from "../src/workload/load-workload.ts";
+import type { Workload } from "../src/workload/types.ts";
+
+const { values: args } = parseArgs({
+  options: {
+    seeds: { type: "string", default: "1" },
+    sweep: { type: "boolean", default: false },
+    buffers: { type: "string" },
+    warmup: { type: "string", default: "10m" },
+    duration: { type: "string", default: "50m" },
+    "no-credit": { type: "boolean", default: false },
+    json: { type: "string" },
+  },
+});
+const buffers = (args.buffers ?? "")
+  .split(",")
+  .filter((x) => x !== "")
+  .map(Number);
+
+const seeds = args.seeds.split(",").map(Number);
+const base = resolveSimulateFlags({
+  workload: "deepseek",
+  profile: "llama-3.1-8b-h100",
+  numBackends: "2",
+  warmup: args.warmup,
+  duration: args.duration,
+});
+const simS = (base.warmupMs + base.durationMs) / 1000;
+
+interface Measured {
+  label: string;
+  seed: number;
+  wallS: number;
+  report: SimulateRunReport;
+}
+const measured: Measured[] = [];
+const workloads = new Map<number, Workload>();
+
+async function workloadFor(seed: number): Promise<Workload> {
+  let w = workloads.get(seed);
+  if (w === undefined) {
+    w = await loadWorkload({ ...base.workload, seed });
+    workloads.set(seed, w);
+  }
+  return w;
+}
+
+interface Variant {
+  label: string;
+  router: SimRouter;
+  concurrency: number;
+  o?: Partial<Pick<SimulateOptions, "schedulerIntervalMs">>;
+  knobs?: Partial<SimulateOptions["knobs"]>;
+  shapeSample?: SimRunOptions["shapeSample"];
+}
+
+async function measure(v: Variant, seed: number): Promise<SimulateRunReport> {
+  const workload = await workloadFor(seed);
+  const t0 = performance.now();
+  const { report } = runSimulation({
+    router: v.router,
+    concurrency: v.concurrency,
+    workload,
+    numBackends: base.numBackends,
+    profile: base.profile,
+    warmupMs: base.warmupMs,
+    durationMs: base.durationMs,
+    schedulerIntervalMs: v.o?.schedulerIntervalMs ?? base.schedulerIntervalMs,
+    knobs: { ...base.knobs, ...v.knobs },
+    engineSeed: seed,
+    shapeSample: v.shapeSample,
+  });
+  const wallS = (performance.now() - t0) / 1000;
+  measured.push({ label: v.label, seed, wallS, report });
+  const hit = report.prompt_tokens.cache_hit_rate;
+  process.stdout.write(
+    `${v.label.padEnd(34)} seed ${seed}  ${report.steps_per_min.toFixed(1).padStart(6)} steps/min  hit ${hit === null ? "-" : (hit * 100).toFixed(1)}%  ${wallS.toFixed(1)} s wall  ${(simS / wallS).toFixed(0)} sim-s/wall-s\n`,
+  );
+  return report;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+const ratioLine = (name: string, value: number, target: number, op: ">=") =>
+  `${name.padEnd(28)} ${value.toFixed(3)}  (target ${op} ${target}: ${value >= target ? "met" : "NOT met"})`;
+
+console.log(
+  `# targets: deepseek trace, 2 x ${base.profile}, ${simS / 60} simulated min (window ${base.durationMs / 60_000} min), seeds ${seeds.join(",")}`,
+);
+const spm: Record<string, number[]> = {};
+for (const seed of seeds) {
+  for (const [router, c] of [
+    ["default", 128],
+    ["tr", 128],
+    ["oracle", 128],
+    ["default", 16],
+    ["tr", 16],
+  ] as const) {
+    const r = await measure({ label: `${router} C=${c}`, router, concurrency: c }, seed);
+    const key = `${router}@${c}`;
+    spm[key] = [...(spm[key] ?? []), r.steps_per_min];
+  }
+}
+const m = (k: string) => mean(spm[k]);
+const trRuns = measured.filter((x) => x.label === "tr C=128");
+console.log("");
+console.log(ratioLine("tr / default at C=128", m("tr@128") / m("default@128"), 1.5, ">="));
+console.log(ratioLine("tr / oracle at C=128", m("tr@128") / m("oracle@128"), 0.8, ">="));
+console.log(ratioLine("tr / default at C=16", m("tr@16") / m("default@16"), 0.98, ">="));
+console.log(
+  `wall per simulated hour, tr C=128: ${mean(trRuns.map((x) => (x.wallS * 3600) / simS)).toFixed(1)} s (target <= 60 s)`,
+);
+
+if (args.sweep || buffers.length > 0 || args["no-credit"]) {
+  const variants: Variant[] = [];
+  if (args.sweep) {
+    for (const placement of ["best-fit", "worst-fit"] as Placement[]) {
+      for (const decay of [false, true]) {
+        for (const intervalS of [1, 2, 5]) {
+          variants.push({
+            label: `${placement}, decay ${decay ? "on" : "off"}, interval ${intervalS} s`,
+            router: "tr",
+            concurrency: 128,
+            o: { schedulerIntervalMs: intervalS * 1000 },
+            knobs: { placement, useActingTokenDecay: decay },
+          });
+        }
+      }
+    }
+  }
+  if (args["no-credit"]) {
+    // The core's prefix-sharing credit is max(0, its reasoning tokens − engine KV in use);
+    // showing it a full cache (kv usage 1) turns the credit off and nothing else.
+    for (const b of [undefined, ...buffers]) {
+      variants.push({
+        label: `no shared credit${b === undefined ? "" : `, buffer ${b}`}`,
+        router: "tr",
+        concurrency: 128,
+        knobs: b === undefined ? {} : { bufferPerProgram: b },
+        shapeSample: (s) => ({ ...s, kvUsage: 1 }),
+      });
+    }
+  }
+  for (const b of buffers) {
+    variants.push({
+      label: `buffer-per-program ${b}`,
+      router: "tr",
+      concurrency: 128,
+      knobs: { bufferPerProgram: b },
+    });
+  }
+  console.log("\n# tr sweep at C=128");
+  const rows: string[] = [];
+  for (const v of variants) {
+    const reports: SimulateRunReport[] = [];
+    for (const seed of seeds) reports.push(await measure(v, seed));
+    const s = mean(reports.map((r) => r.steps_per_min));
+    const hit = mean(reports.map((r) => r.prompt_tokens.cache_hit_rate ?? 0));
+    const pre = mean(reports.map((r) => r.backends.reduce((a, b) => a + b.preemptions, 0)));
+    const pauses = mean(reports.map((r) => r.scheduler.pauses));
+    const p95 = mean(reports.map((r) => r.step_latency_ms.p95 ?? 0));
+    rows.push(
+      `| ${v.label} | ${s.toFixed(1)} | ${(s / m("default@128")).toFixed(2)} | ${(s / m("oracle@128")).toFixed(2)} | ${(hit * 100).toFixed(1)} | ${pre.toFixed(0)} | ${pauses.toFixed(0)} | ${(p95 / 1000).toFixed(1)} |`,
+    );
+  }
+  console.log(
+    `\n| tr config (C=128, mean of seeds ${seeds.join(",")}) | steps/min | vs default | vs oracle | cache hit % | engine preemptions | core pauses | step p95 (s) |`,
+  );
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  for (const row of rows) console.log(row);
+}
+
+if (args.json) {
+  const doc = measured.map((x) => ({
+    label: x.label,
+    seed: x.seed,
+    wall_s: Math.round(x.wallS * 100) / 100,
+    sim_s_per_wall_s: Math.round(simS / x.wallS),
+    router: x.report.router,
+    concurrency: x.report.concurrency,
+    steps_per_min: x.report.steps_per_min,
+    cache_hit_rate: x.report.prompt_tokens.cache_hit_rate,
+    preemptions: x.report.backends.reduce((a, b) => a + b.preemptions, 0),
+    scheduler: x.report.scheduler,
+    step_latency_ms: x.report.step_latency_ms,
+  }));
+  writeFileSync(args.json, `${JSON.stringify({ runs: doc }, null, 2)}\n`);
+}

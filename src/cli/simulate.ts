@@ -1,0 +1,92 @@
+/**
+ * `maitred simulate`: the router's scheduling core with simulated engines in virtual time
+ * (src/simulate). The table goes to stdout, wall times to stderr (they never enter the JSON,
+ * which is byte-identical for identical inputs); `--json` and `--svg` write files.
+ */
+
+import { writeFile } from "node:fs/promises";
+import { performance } from "node:perf_hooks";
+import type { Command } from "commander";
+import { renderSvgChart } from "../bench/svg-chart.ts";
+import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
+import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
+import {
+  DEFAULT_CONCURRENCY,
+  DEFAULT_DURATION,
+  DEFAULT_NUM_BACKENDS,
+  DEFAULT_ROUTERS,
+  DEFAULT_WARMUP,
+  resolveSimulateFlags,
+  type SimulateFlags,
+  TR_KNOB_KEYS,
+} from "../simulate/simulate-options.ts";
+import { formatSimulateTable, simulateJson } from "../simulate/simulate-report.ts";
+import { simulateSweep } from "../simulate/simulate-sweep.ts";
+import { DEFAULT_WORKLOAD, loadWorkload, SHIPPED_TRACES } from "../workload/load-workload.ts";
+import { presetNames } from "../workload/presets.ts";
+
+function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
+  const v = DEFAULT_CONFIG[prop];
+  if (typeof v === "number" && /Ms$/.test(prop)) return `${v / 1000}`;
+  return String(v);
+}
+
+export function registerSimulate(program: Command): void {
+  const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
+  const cmd = program
+    .command("simulate")
+    .description(
+      "Run maitred's scheduling core with simulated vLLM engines in virtual time (no GPU, no sockets) and report steps/min, latency, pauses and engine truth per router and concurrency",
+    )
+    .option(
+      "--router <list>",
+      `comma list of tr, default, oracle (default router with unbounded KV: an upper bound) (default: ${DEFAULT_ROUTERS})`,
+    )
+    .option("--num-backends <n>", `simulated engines (default: ${DEFAULT_NUM_BACKENDS})`)
+    .option(
+      "--profile <name>",
+      `timing profile: ${Object.keys(TIMING_PROFILES).join(", ")} (default: ${DEFAULT_PROFILE})`,
+    )
+    .option("--num-gpu-blocks <n>", "KV blocks of 16 tokens per engine (default: the profile's)")
+    .option(
+      "--concurrency <list>",
+      `programs in flight; a comma list sweeps (default: ${DEFAULT_CONCURRENCY})`,
+    )
+    .option(
+      "--workload <name|file>",
+      `preset or trace: ${workloads}, or a .jsonl path (default: ${DEFAULT_WORKLOAD})`,
+    )
+    .option("--warmup <duration>", `simulated time before the window (default: ${DEFAULT_WARMUP})`)
+    .option("--duration <duration>", `simulated steady window (default: ${DEFAULT_DURATION})`)
+    .option("--seed <n>", "seeds the workload and the engines (default: 1)")
+    .option("--stagger <duration>", "gap between program start offsets (default: 100ms)");
+  for (const key of TR_KNOB_KEYS) {
+    const f = FIELDS.find((x) => x.key === key);
+    if (f === undefined) continue;
+    const help = `${f.help}, as maitred serve (default: ${defaultText(f.prop)})`;
+    cmd.option(f.arg ? `--${f.key} ${f.arg}` : `--${f.key}`, help);
+  }
+  cmd
+    .option("--json <file>", "write the report as JSON ({runs: [...]}, series included)")
+    .option("--svg <file>", "write a bar chart of steps/min and p95 step latency")
+    .action(async (flags: SimulateFlags) => {
+      const o = resolveSimulateFlags(flags);
+      const workload = await loadWorkload(o.workload);
+      let started = 0;
+      const reports = simulateSweep(o, workload, {
+        onRunStart: () => {
+          started = performance.now();
+        },
+        onRunEnd: (r) => {
+          const wallS = (performance.now() - started) / 1000;
+          const simS = (o.warmupMs + o.durationMs) / 1000;
+          process.stderr.write(
+            `${r.router} C=${r.concurrency}: ${r.steps_per_min} steps/min (${wallS.toFixed(1)} s wall, ${(simS / wallS).toFixed(0)} sim-s per wall-s)\n`,
+          );
+        },
+      });
+      process.stdout.write(`${formatSimulateTable(reports)}\n`);
+      if (o.json) await writeFile(o.json, simulateJson(reports));
+      if (o.svg) await writeFile(o.svg, renderSvgChart(reports));
+    });
+}

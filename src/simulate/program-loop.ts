@@ -1,0 +1,138 @@
+import { DEFAULT_MAX_RETRIES } from "../bench/closed-loop.ts";
+import type { ProgramRecord, RunRecords } from "../bench/records.ts";
+import { errorKind } from "../bench/step-client.ts";
+import { errorTypeForStatus, type MaitredError } from "../errors.ts";
+import type { ProgramPlan, Workload } from "../workload/types.ts";
+import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
+import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
+
+/**
+ * The closed loop of `maitred bench` (src/bench/closed-loop.ts) in virtual time: C programs in
+ * flight; program i starts at max(its start offset, the moment a slot frees), so the first C
+ * ramp up staggered; each sends its steps in order and waits its tool time between them; when
+ * one ends it is released (`program_release`) and the next program of the workload takes
+ * its slot. Records are the bench's, so src/bench/report.ts builds the same report.
+ *
+ * A rejected or cancelled request (the router answers with an error) is handled as the bench
+ * client handles an HTTP error:
+ *   1. the error is recorded (`http_<status>_<type>`, the bench's kinds);
+ *   2. 429 and 503 are retried after their Retry-After (default 1 s), at most
+ *      DEFAULT_MAX_RETRIES times, as the same step with a new request id;
+ *   3. any other error, or a retry budget spent, fails the program: it is released and its
+ *      slot starts the next program after FAILURE_BACKOFF_MS.
+ */
+
+/** The bench client's retry wait without Retry-After (src/bench/closed-loop.ts). */
+export const DEFAULT_RETRY_MS = 1000;
+/** The bench's pause before a failed program's slot starts the next one. */
+export const FAILURE_BACKOFF_MS = 250;
+const RETRYABLE_STATUS = new Set([429, 503]);
+const MS_PER_S = 1000;
+
+export interface ProgramLoopOptions {
+  runtime: SimRuntime;
+  workload: Workload;
+  concurrency: number;
+  records: RunRecords;
+  maxRetries?: number;
+}
+
+export interface ProgramLoop {
+  readonly programsRunning: number;
+}
+
+interface Running {
+  plan: ProgramPlan;
+  rec: ProgramRecord;
+  tokens: ProgramTokens;
+}
+
+function retryAfterMs(error: MaitredError): number {
+  const s = Number(error.headers["retry-after"]);
+  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : DEFAULT_RETRY_MS;
+}
+
+export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
+  const { runtime, workload, records } = o;
+  const kernel = runtime.kernel;
+  const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
+  let next = 0;
+  let running = 0;
+
+  const startSlot = () => {
+    const plan = workload.programAt(next++);
+    kernel.schedule(Math.max(kernel.now, plan.startOffsetMs / MS_PER_S), () => launch(plan));
+  };
+
+  const launch = (plan: ProgramPlan) => {
+    const rec: ProgramRecord = {
+      programId: plan.programId,
+      launchMs: runtime.nowMs(),
+      outcome: "unfinished",
+    };
+    records.programs.push(rec);
+    running++;
+    send({ plan, rec, tokens: createProgramTokens(plan, workload) }, 0, 0);
+  };
+
+  const end = (p: Running, outcome: "completed" | "failed") => {
+    p.rec.outcome = outcome;
+    p.rec.endMs = runtime.nowMs();
+    running--;
+    runtime.release(p.rec.programId);
+    if (outcome === "completed") startSlot();
+    else kernel.after(FAILURE_BACKOFF_MS / MS_PER_S, startSlot);
+  };
+
+  const send = (p: Running, i: number, attempt: number) => {
+    const step = p.plan.steps[i];
+    const prompt = p.tokens.prompt(i);
+    const startMs = runtime.nowMs();
+    runtime.submit({
+      id: attempt === 0 ? `${p.rec.programId}/${i}` : `${p.rec.programId}/${i}.${attempt}`,
+      programId: p.rec.programId,
+      tokens: prompt.tokens,
+      messageChars: prompt.messageChars,
+      maxTokens: step.completionTokens,
+      onDone: (result) => done(p, i, attempt, startMs, result),
+    });
+  };
+
+  const done = (p: Running, i: number, attempt: number, startMs: number, r: RequestResult) => {
+    const nowMs = runtime.nowMs();
+    if (!r.ok) {
+      const status = r.error.status;
+      const kind = errorKind(status, { error: { type: errorTypeForStatus(status) } });
+      records.errors.push({ programId: p.rec.programId, stepIndex: i, atMs: nowMs, kind });
+      if (RETRYABLE_STATUS.has(status) && attempt < maxRetries) {
+        kernel.after(retryAfterMs(r.error) / MS_PER_S, () => send(p, i, attempt + 1));
+      } else end(p, "failed");
+      return;
+    }
+    records.steps.push({
+      programId: p.rec.programId,
+      stepIndex: i,
+      startMs,
+      endMs: nowMs,
+      promptTokens: r.promptTokens,
+      cachedTokens: r.cachedTokens,
+      completionTokens: r.completionTokens,
+      pausedMs: r.pausedMs,
+    });
+    if (i === 0) p.rec.firstResponseMs = nowMs;
+    const steps = p.plan.steps;
+    if (i === steps.length - 1) {
+      end(p, "completed");
+      return;
+    }
+    p.tokens.recordOutput(i, r.outputIds);
+    kernel.after(steps[i].toolMs / MS_PER_S, () => send(p, i + 1, 0));
+  };
+
+  for (let k = 0; k < o.concurrency; k++) startSlot();
+  return {
+    get programsRunning() {
+      return running;
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import type { RunRecords } from "../bench/records.ts";
+import { buildRunReport } from "../bench/report.ts";
+import type { SchedulerConfig } from "../core/api.ts";
+import type { Effects } from "../core/effects.ts";
+import { createEngine, type SimulatedEngine } from "../engine/engine.ts";
+import { engineConfigFromProfile } from "../engine/timing.ts";
+import { createEventKernel, type TimerHandle } from "../engine/virtual-driver.ts";
+import type { Workload } from "../workload/types.ts";
+import { createTruthRecorder } from "./engine-truth.ts";
+import { startProgramLoop } from "./program-loop.ts";
+import { createSimRuntime, type SimRuntimeOptions } from "./sim-runtime.ts";
+import type { SimulateRunReport } from "./simulate-report.ts";
+
+/**
+ * One simulated run, one (router, concurrency): N engines on one virtual clock, maitred's core
+ * in front (src/simulate/sim-runtime.ts), the closed-loop workload (program-loop.ts), a tick
+ * every scheduler interval, until warm-up + duration. Pure of the wall clock: the same
+ * options give the same report.
+ */
+
+export const SIM_ROUTERS = ["tr", "default", "oracle"] as const;
+export type SimRouter = (typeof SIM_ROUTERS)[number];
+
+/** The tr knobs (every scheduler setting but the mode, which the router choice sets). */
+export type TrKnobs = Omit<SchedulerConfig, "mode">;
+
+export interface SimRunOptions {
+  router: SimRouter;
+  concurrency: number;
+  workload: Workload;
+  numBackends: number;
+  profile: string;
+  /** KV blocks per engine (default: the profile's); the oracle ignores it. */
+  numGpuBlocks?: number;
+  warmupMs: number;
+  durationMs: number;
+  schedulerIntervalMs: number;
+  knobs: TrKnobs;
+  /** Engine i is seeded `engineSeed + i` (distinct generated text per backend). */
+  engineSeed: number;
+  onLog?: Effects["log"];
+  shapeSample?: SimRuntimeOptions["shapeSample"];
+}
+
+export interface SimRunResult {
+  report: SimulateRunReport;
+  records: RunRecords;
+}
+
+const MS_PER_S = 1000;
+
+/**
+ * KV blocks that can never run out: every program has at most one request in flight and a
+ * request holds at most ⌈maxModelLen / blockSize⌉ blocks, so C of them fit. This is the
+ * oracle's "unbounded KV cache" (the upper bound the tr router is measured against).
+ */
+export function unboundedBlocks(concurrency: number, maxModelLen: number, blockSize: number) {
+  return Math.ceil(maxModelLen / blockSize) * concurrency + 1;
+}
+
+/**
+ * The context window of the simulated engines: the profile's, or less when `numGpuBlocks` is
+ * too small to hold it (vLLM refuses to start then: src/engine/validate-config.ts; here the
+ * window shrinks instead, so a tiny cache can still be simulated). Workloads are cut to it.
+ */
+export function engineMaxModelLen(profile: string, numGpuBlocks?: number): number {
+  const base = engineConfigFromProfile(profile);
+  if (numGpuBlocks === undefined) return base.maxModelLen;
+  return Math.min(base.maxModelLen, (numGpuBlocks - 1) * base.blockSize);
+}
+
+export function buildEngines(o: SimRunOptions): SimulatedEngine[] {
+  const maxModelLen = engineMaxModelLen(o.profile, o.numGpuBlocks);
+  return Array.from({ length: o.numBackends }, (_, i) => {
+    const base = engineConfigFromProfile(o.profile, { seed: o.engineSeed + i, maxModelLen });
+    const numGpuBlocks =
+      o.router === "oracle"
+        ? Math.max(base.numGpuBlocks, unboundedBlocks(o.concurrency, maxModelLen, base.blockSize))
+        : (o.numGpuBlocks ?? base.numGpuBlocks);
+    return createEngine({ ...base, numGpuBlocks });
+  });
+}
+
+export function runSimulation(o: SimRunOptions): SimRunResult {
+  const kernel = createEventKernel();
+  const engines = buildEngines(o);
+  const config: SchedulerConfig = { ...o.knobs, mode: o.router === "tr" ? "tr" : "default" };
+  const runtime = createSimRuntime({
+    kernel,
+    engines,
+    config,
+    onLog: o.onLog,
+    shapeSample: o.shapeSample,
+  });
+  const truth = createTruthRecorder(runtime.backends);
+  const intervalS = o.schedulerIntervalMs / MS_PER_S;
+  const endMs = o.warmupMs + o.durationMs;
+  const endS = endMs / MS_PER_S;
+
+  // The first tick comes before any arrival, so the core knows every capacity (tr places
+  // nothing on a backend of unknown capacity). As in the HTTP runtime (src/runtime/service.ts),
+  // a deadline of the core (forced resume, idle lease) between two ticks gets a tick of its
+  // own, without samples.
+  let deadline: TimerHandle | null = null;
+  const armDeadline = () => {
+    deadline?.cancel();
+    deadline = null;
+    const at = runtime.scheduler.nextDeadline();
+    // A deadline not in the future is one the core chose not to act on yet (e.g. the idle
+    // lease of a busy program): re-arming at `now` would loop without time passing.
+    if (at === null || at / MS_PER_S <= kernel.now) return;
+    deadline = kernel.schedule(at / MS_PER_S, () => {
+      deadline = null;
+      runtime.deadlineTick(at);
+      armDeadline();
+    });
+  };
+  const tick = () => {
+    const samples = runtime.tick();
+    truth.onTick(kernel.now, samples, runtime.scheduler.snapshot());
+    armDeadline();
+    kernel.after(intervalS, tick);
+  };
+  kernel.schedule(0, tick);
+  kernel.schedule(o.warmupMs / MS_PER_S, () =>
+    truth.markWindowStart(runtime.scheduler.snapshot().counters),
+  );
+
+  const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
+  startProgramLoop({ runtime, workload: o.workload, concurrency: o.concurrency, records });
+  kernel.run(endS);
+  records.endMs = endMs;
+
+  const base = buildRunReport(
+    {
+      router: o.router,
+      concurrency: o.concurrency,
+      workload: o.workload.name,
+      seed: o.workload.seed,
+      timeScale: 1,
+      warmupMs: o.warmupMs,
+      durationMs: o.durationMs,
+    },
+    records,
+  );
+  const t = truth.finish(
+    { startS: o.warmupMs / MS_PER_S, endS },
+    runtime.scheduler.snapshot().counters,
+  );
+  const report: SimulateRunReport = {
+    ...base,
+    simulated: {
+      profile: o.profile,
+      num_backends: o.numBackends,
+      num_gpu_blocks: engines[0].config.numGpuBlocks,
+      block_size: engines[0].config.blockSize,
+      scheduler_interval_ms: o.schedulerIntervalMs,
+      scheduler_config: config,
+    },
+    backends: t.backends,
+    scheduler: t.scheduler,
+    series: t.series,
+  };
+  return { report, records };
+}

@@ -1,0 +1,253 @@
+import type { BackendSpec, Scheduler, SchedulerConfig } from "../core/api.ts";
+import type { Effects } from "../core/effects.ts";
+import type { BackendMetricsSample, SchedulerEvent } from "../core/events.ts";
+import { createScheduler } from "../core/scheduler.ts";
+import type { SimulatedEngine } from "../engine/engine.ts";
+import type { RequestOutput } from "../engine/types.ts";
+import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
+import { Errors, MaitredError } from "../errors.ts";
+import { metricsSample } from "./engine-probe.ts";
+
+/**
+ * The simulator runtime: maitred's real scheduler core (src/core/scheduler.ts, the very code
+ * `maitred serve` runs) driven in virtual time, with in-process engines where the HTTP runtime
+ * has sockets (DESIGN.md "Two runtimes, one core"). No scheduling rule lives here; this file
+ * only translates:
+ *
+ *   core Effects → engines:  dispatch → submit the prompt to that backend's engine;
+ *                            reject → the request's owner hears the error;
+ *                            cancel → engine abort, then `request_finished(cancelled)`.
+ *   engine outputs → core:   first token → `request_first_token`; every N tokens →
+ *                            `request_progress`; the last → `request_usage` (cached tokens
+ *                            included) then `request_finished(ok)`.
+ *   tick():                  every engine's stats() → one metrics sample each → `tick`.
+ *
+ * As in the HTTP run loop (src/runtime/run-loop.ts) there is one writer: effects are queued
+ * while the core handles an event and applied after it returns; events they cause join a
+ * queue, so the core is never re-entered.
+ */
+
+export type RequestResult =
+  | {
+      ok: true;
+      promptTokens: number;
+      cachedTokens: number;
+      completionTokens: number;
+      outputIds: number[];
+      /** How long the core held the request before dispatch (ms). */
+      pausedMs: number;
+    }
+  | { ok: false; error: MaitredError };
+
+export interface SimRequest {
+  id: string;
+  programId: string;
+  /** Prompt token ids; not copied, must not change while the request lives. */
+  tokens: number[];
+  messageChars: number[];
+  maxTokens: number;
+  /** Called once, when the request ends (answered, rejected or cancelled). */
+  onDone(result: RequestResult): void;
+}
+
+export interface SimBackend {
+  id: string;
+  engine: SimulatedEngine;
+  virtual: VirtualEngine;
+}
+
+export interface SimRuntime {
+  readonly kernel: EventKernel;
+  readonly scheduler: Scheduler;
+  readonly backends: readonly SimBackend[];
+  nowMs(): number;
+  /** A program sends a request (`request_arrived`). */
+  submit(request: SimRequest): void;
+  /** A program ended (`program_release`). */
+  release(programId: string): void;
+  /** Sample every engine and send one `tick`; returns the samples by backend id. */
+  tick(): Record<string, BackendMetricsSample>;
+  /**
+   * A tick without samples at a deadline of the core (`atMs`, its own number, so that the
+   * seconds ↔ ms round trip of the clock cannot land a hair before it).
+   */
+  deadlineTick(atMs: number): void;
+  /** Requests the runtime tracks (parked or in flight). */
+  readonly liveRequests: number;
+}
+
+export interface SimRuntimeOptions {
+  kernel: EventKernel;
+  engines: readonly SimulatedEngine[];
+  config: SchedulerConfig;
+  /** Decision logs of the core (pause, resume, ...); dropped when absent. */
+  onLog?: Effects["log"];
+  /**
+   * What-if seam for benchmarks: change what the core is shown of each engine (the series
+   * still record engine truth). Default: the sample as the metrics clients would read it.
+   */
+  shapeSample?(sample: BackendMetricsSample): BackendMetricsSample;
+}
+
+interface Live {
+  request: SimRequest;
+  backend: number;
+  pausedMs: number;
+  output: number[];
+}
+
+const MS_PER_S = 1000;
+
+export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
+  const { kernel, config } = options;
+  const progressEvery = Math.max(1, config.progressIntervalTokens);
+  const live = new Map<string, Live>();
+  const events: SchedulerEvent[] = [];
+  const actions: Array<() => void> = [];
+  let draining = false;
+  // The core gets whole milliseconds, as from a wall clock: a fractional virtual time can miss
+  // a deadline the core computed as `parkedAt + maxPause` by one rounding step.
+  const nowMs = () => Math.round(kernel.now * MS_PER_S);
+
+  const effects: Effects = {
+    dispatch: (id, backendId, pausedMs) => actions.push(() => dispatch(id, backendId, pausedMs)),
+    reject: (id, error) => actions.push(() => finish(id, { ok: false, error })),
+    cancel: (id, error) => actions.push(() => cancel(id, error)),
+    log: (level, msg, fields) => options.onLog?.(level, msg, fields),
+  };
+  const specs: BackendSpec[] = options.engines.map((_, i) => ({ id: `sim-${i}`, type: "vllm" }));
+  const scheduler = createScheduler({ config, backends: specs, effects });
+  const indexById = new Map(specs.map((s, i) => [s.id, i]));
+  const backends: SimBackend[] = options.engines.map((engine, i) => ({
+    id: specs[i].id,
+    engine,
+    virtual: attachEngine(kernel, engine, { onOutput: (o) => onOutput(i, o) }),
+  }));
+
+  function send(event: SchedulerEvent): void {
+    events.push(event);
+    if (draining) return;
+    draining = true;
+    try {
+      for (let i = 0; i < events.length; i++) {
+        scheduler.handle(events[i]);
+        for (let k = 0; k < actions.length; k++) actions[k]();
+        actions.length = 0;
+      }
+    } finally {
+      events.length = 0;
+      actions.length = 0;
+      draining = false;
+    }
+  }
+
+  function finish(id: string, result: RequestResult): void {
+    const l = live.get(id);
+    if (l === undefined) return;
+    live.delete(id);
+    l.request.onDone(result);
+  }
+
+  function dispatch(id: string, backendId: string, pausedMs: number): void {
+    const l = live.get(id);
+    const index = indexById.get(backendId);
+    if (l === undefined || index === undefined) return;
+    l.backend = index;
+    l.pausedMs = pausedMs;
+    try {
+      backends[index].virtual.submit({
+        id,
+        promptTokens: l.request.tokens,
+        maxTokens: l.request.maxTokens,
+        minTokens: 0,
+        // Trace replay asks for exactly the recorded output (agent-workloads.md §4).
+        ignoreEos: true,
+      });
+    } catch (err) {
+      // The engine refuses what vLLM answers 400 (e.g. a prompt over max_model_len).
+      send({ kind: "request_finished", now: nowMs(), requestId: id, outcome: "upstream_error" });
+      finish(id, { ok: false, error: asMaitredError(err) });
+    }
+  }
+
+  function cancel(id: string, error: MaitredError): void {
+    const l = live.get(id);
+    if (l === undefined) return;
+    if (l.backend >= 0) backends[l.backend].virtual.abort(id);
+    send({ kind: "request_finished", now: nowMs(), requestId: id, outcome: "cancelled" });
+    finish(id, { ok: false, error });
+  }
+
+  function onOutput(backend: number, o: RequestOutput): void {
+    const l = live.get(o.id);
+    // Outputs of a request aborted during the same step are stale.
+    if (l === undefined || l.backend !== backend) return;
+    for (const t of o.newTokenIds) l.output.push(t);
+    const now = nowMs();
+    const n = o.completionTokens;
+    if (n === 1) send({ kind: "request_first_token", now, requestId: o.id });
+    if (o.finishReason === undefined) {
+      if (n % progressEvery === 0) {
+        send({ kind: "request_progress", now, requestId: o.id, completionTokens: n });
+      }
+      return;
+    }
+    const usage = {
+      promptTokens: o.promptTokens,
+      completionTokens: n,
+      totalTokens: o.promptTokens + n,
+      cachedTokens: o.numCachedTokens,
+    };
+    send({ kind: "request_usage", now, requestId: o.id, usage });
+    send({ kind: "request_finished", now, requestId: o.id, outcome: "ok" });
+    finish(o.id, {
+      ok: true,
+      promptTokens: o.promptTokens,
+      cachedTokens: o.numCachedTokens,
+      completionTokens: n,
+      outputIds: l.output,
+      pausedMs: l.pausedMs,
+    });
+  }
+
+  return {
+    kernel,
+    scheduler,
+    backends,
+    nowMs,
+    submit(request) {
+      live.set(request.id, { request, backend: -1, pausedMs: 0, output: [] });
+      send({
+        kind: "request_arrived",
+        now: nowMs(),
+        requestId: request.id,
+        programId: request.programId,
+        messageChars: request.messageChars,
+        final: false,
+      });
+    },
+    release(programId) {
+      send({ kind: "program_release", now: nowMs(), programId });
+    },
+    tick() {
+      const truth: Record<string, BackendMetricsSample> = {};
+      const shown: Record<string, BackendMetricsSample> = {};
+      for (const b of backends) {
+        truth[b.id] = metricsSample(b.engine);
+        shown[b.id] = options.shapeSample ? options.shapeSample(truth[b.id]) : truth[b.id];
+      }
+      send({ kind: "tick", now: nowMs(), metrics: shown });
+      return truth;
+    },
+    deadlineTick(atMs) {
+      send({ kind: "tick", now: Math.max(nowMs(), atMs), metrics: {} });
+    },
+    get liveRequests() {
+      return live.size;
+    },
+  };
+}
+
+function asMaitredError(err: unknown): MaitredError {
+  return err instanceof MaitredError ? err : Errors.internal("Engine refused the request", err);
+}

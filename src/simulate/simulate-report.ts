@@ -1,0 +1,92 @@
+import { formatRunsTable } from "../bench/format-table.ts";
+import type { RunReport } from "../bench/report.ts";
+import type { SchedulerConfig, SchedulerCounters } from "../core/api.ts";
+import type { BackendTruth, TruthSeries } from "./engine-truth.ts";
+
+/**
+ * `maitred simulate`'s report: the bench report (src/bench/report.ts, same fields, same
+ * table, same SVG) plus engine truth per backend and the core's decision counters, both over
+ * the steady window, and the per-tick series of the whole run.
+ */
+
+export interface SimulateRunReport extends RunReport {
+  simulated: {
+    profile: string;
+    num_backends: number;
+    num_gpu_blocks: number;
+    block_size: number;
+    scheduler_interval_ms: number;
+    scheduler_config: SchedulerConfig;
+  };
+  backends: BackendTruth[];
+  scheduler: SchedulerCounters;
+  series: TruthSeries;
+}
+
+/** The `--json FILE` document: `{"runs": [...]}`, one run per (router, concurrency). */
+export function simulateJson(runs: readonly SimulateRunReport[]): string {
+  return `${JSON.stringify({ runs }, null, 2)}\n`;
+}
+
+interface Row {
+  label: string;
+  value(r: SimulateRunReport): string;
+}
+
+const fixed = (v: number | null, digits: number) => (v === null ? "-" : v.toFixed(digits));
+const sum = (r: SimulateRunReport, f: (b: BackendTruth) => number) =>
+  r.backends.reduce((a, b) => a + f(b), 0);
+const perBackend = (r: SimulateRunReport, f: (b: BackendTruth) => string) =>
+  r.backends.map(f).join(" / ");
+
+const ROWS: Row[] = [
+  { label: "engine preemptions", value: (r) => String(sum(r, (b) => b.preemptions)) },
+  { label: "engine recomputed tokens", value: (r) => String(sum(r, (b) => b.recomputed_tokens)) },
+  {
+    label: "engine prefix hit rate (%)",
+    value: (r) => {
+      const q = sum(r, (b) => b.prefix_cache_queries);
+      return q === 0 ? "-" : ((100 * sum(r, (b) => b.prefix_cache_hits)) / q).toFixed(1);
+    },
+  },
+  {
+    label: "KV usage mean (per backend)",
+    value: (r) => perBackend(r, (b) => fixed(b.kv_usage.mean, 2)),
+  },
+  {
+    label: "KV usage max (per backend)",
+    value: (r) => perBackend(r, (b) => fixed(b.kv_usage.max, 2)),
+  },
+  {
+    label: "engine busy (per backend)",
+    value: (r) => perBackend(r, (b) => fixed(b.busy_fraction, 2)),
+  },
+  { label: "core pauses", value: (r) => String(r.scheduler.pauses) },
+  { label: "core marks", value: (r) => String(r.scheduler.marks) },
+  { label: "core resumes", value: (r) => String(r.scheduler.resumes) },
+  { label: "core forced resumes", value: (r) => String(r.scheduler.forcedResumes) },
+  { label: "core migrations", value: (r) => String(r.scheduler.migrations) },
+];
+
+function render(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+/** The bench table (with ratios to the first run), then engine truth and core counters. */
+export function formatSimulateTable(runs: readonly SimulateRunReport[]): string {
+  if (runs.length === 0) return "(no runs)";
+  const header = [
+    "engine truth (steady window)",
+    ...runs.map((r) => `${r.router} (C=${r.concurrency})`),
+  ];
+  const rows = ROWS.map((row) => [row.label, ...runs.map((r) => row.value(r))]);
+  // The oracle's engines are enlarged; the cache the others ran on is the one to show.
+  const s = (runs.find((r) => r.router !== "oracle") ?? runs[0]).simulated;
+  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded), scheduler interval ${s.scheduler_interval_ms / 1000} s`;
+  // The bench table labels its figures as wall-clock ones; here every time is virtual.
+  const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
+  return `${bench}\n\n${render(header, rows)}\n${setup}`;
+}

@@ -1,0 +1,44 @@
+import type { Workload } from "../workload/types.ts";
+import { runSimulation, type SimRouter } from "./run-simulation.ts";
+import type { SimulateOptions } from "./simulate-options.ts";
+import type { SimulateRunReport } from "./simulate-report.ts";
+
+/**
+ * Every (concurrency, router) pair of a `maitred simulate` invocation, one fresh cluster
+ * each, concurrency-major so that the routers of one concurrency sit side by side in the
+ * table. Runs are sequential and independent of the wall clock; `onRun` may time them.
+ */
+
+export interface SweepHooks {
+  onRunStart?(router: SimRouter, concurrency: number): void;
+  onRunEnd?(report: SimulateRunReport): void;
+}
+
+export function simulateSweep(
+  o: SimulateOptions,
+  workload: Workload,
+  hooks: SweepHooks = {},
+): SimulateRunReport[] {
+  const reports: SimulateRunReport[] = [];
+  for (const concurrency of o.concurrency) {
+    for (const router of o.routers) {
+      hooks.onRunStart?.(router, concurrency);
+      const { report } = runSimulation({
+        router,
+        concurrency,
+        workload,
+        numBackends: o.numBackends,
+        profile: o.profile,
+        numGpuBlocks: o.numGpuBlocks,
+        warmupMs: o.warmupMs,
+        durationMs: o.durationMs,
+        schedulerIntervalMs: o.schedulerIntervalMs,
+        knobs: o.knobs,
+        engineSeed: o.seed,
+      });
+      hooks.onRunEnd?.(report);
+      reports.push(report);
+    }
+  }
+  return reports;
+}

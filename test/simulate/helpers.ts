@@ -1,0 +1,57 @@
+import type { Effects } from "../../src/core/effects.ts";
+import {
+  runSimulation,
+  type SimRunOptions,
+  type SimRunResult,
+} from "../../src/simulate/run-simulation.ts";
+import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
+import type { Workload } from "../../src/workload/types.ts";
+import { createWorkload } from "../../src/workload/workload.ts";
+
+/**
+ * Small simulated clusters for tests: a synthetic agent workload, short simulated durations
+ * and (by default) a tiny KV cache of 2,000 blocks × 16 tokens per engine, so that a handful
+ * of programs already overflows it.
+ */
+
+export const TINY_BLOCKS = 2000;
+
+export function smallWorkload(seed = 3): Workload {
+  // Contexts are cut to what one tiny engine can hold, as simulate-options does.
+  return createWorkload({
+    kind: "preset",
+    name: "swe-bash",
+    seed,
+    staggerMs: 200,
+    maxContextTokens: (TINY_BLOCKS - 1) * 16,
+  });
+}
+
+export function smallRun(over: Partial<SimRunOptions> = {}): SimRunResult {
+  const { knobs, schedulerIntervalMs } = resolveTrKnobs({});
+  return runSimulation({
+    router: "tr",
+    concurrency: 12,
+    workload: smallWorkload(),
+    numBackends: 2,
+    profile: "llama-3.1-8b-h100",
+    numGpuBlocks: TINY_BLOCKS,
+    warmupMs: 10_000,
+    durationMs: 170_000,
+    schedulerIntervalMs,
+    knobs,
+    engineSeed: 1,
+    ...over,
+  });
+}
+
+/** Core decision logs by message, to compare with the report's counters. */
+export function logCounter(): { onLog: Effects["log"]; counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  return {
+    counts,
+    onLog: (_level, msg) => {
+      counts.set(msg, (counts.get(msg) ?? 0) + 1);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
+import { simulateJson } from "../../src/simulate/simulate-report.ts";
+import { logCounter, smallRun } from "./helpers.ts";
+
+test("two runs with the same inputs give byte-identical JSON", () => {
+  const a = simulateJson([smallRun().report]);
+  const b = simulateJson([smallRun().report]);
+  assert.equal(a, b, "same options must give the same JSON (no wall times, no randomness)");
+  const c = simulateJson([smallRun({ engineSeed: 2 }).report]);
+  assert.notEqual(a, c, "a different engine seed must change something, or the check is vacuous");
+});
+
+test("a small run completes programs and records steps under both tr and default", () => {
+  for (const router of ["tr", "default"] as const) {
+    const { report, records } = smallRun({ router });
+    assert.ok(report.programs_completed_total >= 1, `${router}: got no completed program`);
+    assert.ok(report.steps_completed > 0, `${router}: no step ended in the window`);
+    assert.ok(report.steps_per_min > 0, `${router}: steps/min`);
+    assert.equal(report.errors_total, 0, `${router}: errors ${JSON.stringify(report.errors)}`);
+    // Closed loop: never more programs launched than finished + the concurrency.
+    const ended = records.programs.filter((p) => p.outcome !== "unfinished").length;
+    assert.ok(records.programs.length <= ended + 12, `${router}: loop exceeded its concurrency`);
+  }
+});
+
+test("the oracle (unbounded KV) never preempts where the default router on the tiny cache does", () => {
+  const oracle = smallRun({ router: "oracle" }).report;
+  const plain = smallRun({ router: "default" }).report;
+  const preemptions = (r: typeof oracle) => r.backends.reduce((a, b) => a + b.preemptions, 0);
+  assert.equal(preemptions(oracle), 0, "oracle preempted");
+  assert.equal(
+    oracle.backends.reduce((a, b) => a + b.recomputed_tokens, 0),
+    0,
+    "oracle recomputed tokens",
+  );
+  assert.ok(preemptions(plain) > 0, "the same load on the tiny cache must preempt under default");
+  assert.ok(oracle.simulated.num_gpu_blocks > 2000, "oracle engines must be larger than the cache");
+});
+
+test("tr pauses programs when the tiny cache overflows, and paused steps record their wait", () => {
+  const { report } = smallRun({ router: "tr" });
+  assert.ok(report.scheduler.pauses > 0, "core paused nobody under pressure");
+  assert.ok(report.scheduler.resumes > 0, "paused programs were never resumed");
+  assert.ok(report.paused_ms.steps_paused > 0, "no step waited in the core's queue");
+  assert.ok(report.paused_ms.total > 0);
+  const plain = smallRun({ router: "default" }).report;
+  assert.equal(plain.scheduler.pauses, 0, "the default router never pauses");
+  assert.ok(
+    (report.prompt_tokens.cache_hit_rate as number) >
+      (plain.prompt_tokens.cache_hit_rate as number),
+    "pausing should keep the running programs' prefix cache warmer than thrashing",
+  );
+});
+
+test("the report's scheduler counters are the real core's decisions (they match its decision logs)", () => {
+  const { onLog, counts } = logCounter();
+  const { report } = smallRun({ router: "tr", warmupMs: 0, onLog });
+  assert.ok(report.scheduler.pauses > 0);
+  assert.equal(report.scheduler.pauses, counts.get("program paused") ?? 0, "pauses");
+  assert.equal(report.scheduler.marks, counts.get("program marked for pause") ?? 0, "marks");
+  assert.equal(
+    report.scheduler.resumes,
+    (counts.get("program resumed") ?? 0) + (counts.get("program force-resumed") ?? 0),
+  );
+  assert.equal(report.simulated.scheduler_config.mode, "tr");
+});
+
+test("engine truth: KV usage is sampled every tick and summarised over the window", () => {
+  const { report } = smallRun({ router: "default", schedulerIntervalMs: 5000 });
+  const ticks = report.series.t_s.length;
+  assert.equal(ticks, 37, "ticks at 0, 5, ..., 180 s");
+  for (const b of report.series.backends) assert.equal(b.kv_usage.length, ticks);
+  for (const b of report.backends) {
+    assert.ok(b.kv_usage.max !== null && b.kv_usage.max > 0.5, "tiny cache should fill up");
+    assert.ok((b.kv_usage.mean as number) <= (b.kv_usage.max as number));
+    assert.ok(b.prefix_cache_hit_rate !== null);
+  }
+});
+
+test("a forced resume fires at its deadline between two ticks, as the HTTP runtime arms it", () => {
+  const { knobs } = resolveTrKnobs({ maxPause: "7s" });
+  const { report, records } = smallRun({ router: "tr", schedulerIntervalMs: 5000, knobs });
+  assert.ok(report.scheduler.forcedResumes > 0, "want forced resumes with a 7 s max pause");
+  const waits = records.steps.map((s) => s.pausedMs);
+  // The tick after a request parks arms its deadline (src/runtime/service.ts), so it is
+  // forced at exactly 7 s, not at the next 5 s tick (10 s).
+  assert.ok(
+    waits.some((w) => Math.abs(w - 7000) < 1e-3),
+    "no step was force-resumed exactly at its deadline",
+  );
+  const longest = Math.max(...waits);
+  assert.ok(longest < 7000 + 1e-3, `a step waited ${longest} ms, past the 7 s max pause`);
+});

@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { resolveSimulateFlags } from "../../src/simulate/simulate-options.ts";
+import { simulateSweep } from "../../src/simulate/simulate-sweep.ts";
+import { loadWorkload } from "../../src/workload/load-workload.ts";
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+const SMALL = {
+  workload: "swe-bash",
+  numGpuBlocks: "2000",
+  warmup: "0",
+  duration: "40s",
+};
+
+test("defaults: default and tr at 128 programs on 2 engines, serve's tr knobs", () => {
+  const o = resolveSimulateFlags({});
+  assert.deepEqual(o.routers, ["default", "tr"]);
+  assert.deepEqual(o.concurrency, [128]);
+  assert.equal(o.numBackends, 2);
+  assert.equal(o.schedulerIntervalMs, 5000);
+  assert.equal(o.knobs.placement, DEFAULT_SCHEDULER_CONFIG.placement);
+  assert.equal(o.knobs.actingTokenWeight, DEFAULT_SCHEDULER_CONFIG.actingTokenWeight);
+  assert.equal(o.warmupMs + o.durationMs, 3_600_000, "one simulated hour");
+});
+
+test("tr knobs are parsed with maitred serve's parsers (seconds, booleans, enums)", () => {
+  const o = resolveSimulateFlags({
+    schedulerInterval: "2",
+    actingTokenWeight: "0.5",
+    useActingTokenDecay: true,
+    placement: "worst-fit",
+    maxPause: "10m",
+    idleTimeout: "90",
+  });
+  assert.equal(o.schedulerIntervalMs, 2000);
+  assert.equal(o.knobs.actingTokenWeight, 0.5);
+  assert.equal(o.knobs.useActingTokenDecay, true);
+  assert.equal(o.knobs.placement, "worst-fit");
+  assert.equal(o.knobs.maxPauseMs, 600_000);
+  assert.equal(o.knobs.idleTimeoutMs, 90_000);
+});
+
+test("bad flags are ConfigErrors that name the flag", () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [{ router: "tr,fastest" }, "--router"],
+    [{ router: "tr,tr" }, "--router"],
+    [{ concurrency: "0" }, "--concurrency"],
+    [{ concurrency: "32,abc" }, "--concurrency"],
+    [{ profile: "gpt-9" }, "--profile"],
+    [{ numGpuBlocks: "1" }, "--num-gpu-blocks"],
+    [{ duration: "0" }, "--duration"],
+    [{ placement: "first-fit" }, "--placement"],
+    [{ actingTokenWeight: "-1" }, "--acting-token-weight"],
+    [{ workload: "nonsense" }, "--workload"],
+  ];
+  for (const [flags, field] of cases) {
+    assert.throws(
+      () => resolveSimulateFlags(flags),
+      (err: unknown) => err instanceof ConfigError && err.field === field,
+      `${JSON.stringify(flags)} should fail on ${field}`,
+    );
+  }
+});
+
+test("a sweep gives one run per (router, concurrency), concurrency-major", async () => {
+  const o = resolveSimulateFlags({ ...SMALL, router: "tr,default", concurrency: "3,6" });
+  const runs = simulateSweep(o, await loadWorkload(o.workload));
+  assert.deepEqual(
+    runs.map((r) => `${r.router}@${r.concurrency}`),
+    ["tr@3", "default@3", "tr@6", "default@6"],
+  );
+});
+
+test("maitred simulate writes {runs: [...]} with the bench fields and engine truth", () => {
+  const dir = mkdtempSync(join(tmpdir(), "maitred-simulate-"));
+  const json = join(dir, "out.json");
+  const svg = join(dir, "out.svg");
+  const args = ["simulate", "--router", "tr,oracle", "--concurrency", "4", "--duration", "30"];
+  const small = ["--workload", "swe-bash", "--num-gpu-blocks", "2000", "--warmup", "0"];
+  const stdout = execFileSync(
+    process.execPath,
+    [MAIN, ...args, ...small, "--json", json, "--svg", svg],
+    {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  );
+  const doc = JSON.parse(readFileSync(json, "utf8"));
+  assert.equal(doc.runs.length, 2);
+  for (const run of doc.runs) {
+    for (const key of ["router", "concurrency", "steps_per_min", "programs_completed"]) {
+      assert.ok(key in run, `missing ${key}`);
+    }
+    assert.deepEqual(Object.keys(run.step_latency_ms).slice(0, 3), ["p50", "p95", "p99"]);
+    assert.equal(run.backends.length, 2, "engine truth per backend");
+    assert.ok("preemptions" in run.backends[0] && "prefix_cache_hit_rate" in run.backends[0]);
+    assert.ok(Array.isArray(run.series.backends[0].kv_usage));
+  }
+  assert.match(stdout, /steps\/min/);
+  assert.match(stdout, /engine preemptions/);
+  assert.match(readFileSync(svg, "utf8"), /^<svg/);
+});
+
+test("maitred simulate with a bad flag exits 2 and names the flag", () => {
+  const r = spawnSync(process.execPath, [MAIN, "simulate", "--concurrency", "-3"], {
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--concurrency/);
+});
