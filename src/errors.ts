@@ -100,6 +100,8 @@ export const Errors = {
     }),
   backendUnreachable: (backend: string, cause?: unknown) =>
     new MaitredError(502, "backend_unreachable", `Backend ${backend} is unreachable.`, { cause }),
+  backendTimeout: (backend: string, cause?: unknown) =>
+    new MaitredError(504, "backend_error", `Backend ${backend} timed out.`, { cause }),
   backendUnhealthy: (backend: string) =>
     new MaitredError(503, "backend_unhealthy", `Backend ${backend} became unhealthy.`, {
       headers: { "retry-after": "1" },

@@ -1,5 +1,8 @@
 import { Command } from "commander";
+import { registerBench } from "./bench.ts";
+import { registerServe } from "./serve.ts";
 import { registerSimBackend } from "./sim-backend.ts";
+import { registerSimulate } from "./simulate.ts";
 
 /** The whole command tree; `main.ts` parses argv with it, tests parse arrays with it. */
 export function buildProgram(): Command {
@@ -11,6 +14,9 @@ export function buildProgram(): Command {
     .exitOverride()
     .showHelpAfterError()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerServe(program);
   registerSimBackend(program);
+  registerBench(program);
+  registerSimulate(program);
   return program;
 }

@@ -1,0 +1,78 @@
+/**
+ * vLLM's `/metrics` (reference/vllm-backend.md §1). Capacity = `kv_cache_size_tokens` when the
+ * build exports it, else `block_size × num_gpu_blocks` from `vllm:cache_config_info` (§1.4),
+ * summed over data-parallel engines; every other family is aggregated over the `engine` label
+ * (§1.2: "match by family name, aggregate over engine"). Deprecated twins are read as fallbacks.
+ */
+import type { BackendMetricsSample } from "../core/events.ts";
+import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";
+import { meanOf, type PromFamilies, parsePrometheusText, sumOf } from "./prometheus-text.ts";
+
+const wanted = (name: string) => name.startsWith("vllm:");
+
+function capacityOf(families: PromFamilies): number | null {
+  const info = families.get("vllm:cache_config_info");
+  if (!info || info.length === 0) return null;
+  let total = 0;
+  for (const { labels } of info) {
+    const direct = Number(labels.kv_cache_size_tokens);
+    if (Number.isFinite(direct) && direct > 0) {
+      total += direct;
+      continue;
+    }
+    const blocks = Number(labels.num_gpu_blocks);
+    const size = Number(labels.block_size);
+    if (!Number.isFinite(blocks) || !Number.isFinite(size) || blocks <= 0 || size <= 0) return null;
+    total += blocks * size;
+  }
+  return total;
+}
+
+export function vllmSampleFromText(
+  text: string,
+  backendId = "backend",
+): { sample: BackendMetricsSample } {
+  const f = parsePrometheusText(text, wanted);
+  const running = sumOf(f, "vllm:num_requests_running");
+  const kv = meanOf(f, "vllm:kv_cache_usage_perc") ?? meanOf(f, "vllm:gpu_cache_usage_perc");
+  if (running === null && kv === null) {
+    throw new PollError(backendId, "no vllm:* gauges in /metrics (is this a vLLM backend?)");
+  }
+  return {
+    sample: {
+      capacityTokens: capacityOf(f),
+      kvUsage: kv ?? 0,
+      running: running ?? 0,
+      waiting: sumOf(f, "vllm:num_requests_waiting") ?? 0,
+      preemptionsTotal: sumOf(f, "vllm:num_preemptions_total") ?? 0,
+      prefixCacheQueriesTotal:
+        sumOf(f, "vllm:prefix_cache_queries_total") ??
+        sumOf(f, "vllm:gpu_prefix_cache_queries_total") ??
+        0,
+      prefixCacheHitsTotal:
+        sumOf(f, "vllm:prefix_cache_hits_total") ??
+        sumOf(f, "vllm:gpu_prefix_cache_hits_total") ??
+        0,
+      promptTokensTotal: sumOf(f, "vllm:prompt_tokens_total") ?? 0,
+      generationTokensTotal: sumOf(f, "vllm:generation_tokens_total") ?? 0,
+    },
+  };
+}
+
+export function createVllmMetricsClient(
+  backendId: string,
+  fetchText: FetchText,
+): BackendMetricsClient {
+  // Capacity is static once the engine has allocated its KV cache; keep the last known value
+  // so a scrape that misses the info family does not make it unknown again.
+  let capacity: number | null = null;
+  return {
+    backendId,
+    async poll(signal) {
+      const text = await fetchOk(fetchText, backendId, "/metrics", signal);
+      const { sample } = vllmSampleFromText(text, backendId);
+      capacity = sample.capacityTokens ?? capacity;
+      return { ...sample, capacityTokens: capacity };
+    },
+  };
+}

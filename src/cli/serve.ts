@@ -1,0 +1,47 @@
+/**
+ * `maitred serve`: the router. Flags are generated from the one config schema
+ * (src/config/router-config.ts) with ThunderAgent's names and defaults; each has a `MAITRED_*`
+ * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT stop it gracefully.
+ */
+import type { Command } from "commander";
+import { envTwin, resolveRouterConfig } from "../config/load-config.ts";
+import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
+import { startRouter } from "../runtime/service.ts";
+
+const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
+  const v = DEFAULT_CONFIG[prop];
+  if (Array.isArray(v)) return v.join(",");
+  if (typeof v === "number" && /Ms$/.test(prop)) return `${v / 1000}`;
+  return String(v);
+}
+
+export function registerServe(program: Command): void {
+  const cmd = program
+    .command("serve")
+    .description("Run the program-aware router in front of vLLM/SGLang backends")
+    .option(
+      "--config <file>",
+      "YAML file with any of these settings (flags win; env MAITRED_CONFIG)",
+    );
+  for (const f of FIELDS) {
+    if (f.fileOnly) continue;
+    const help = `${f.help} (default: ${defaultText(f.prop)}; env ${envTwin(f.key)})`;
+    cmd.option(f.arg ? `--${f.key} ${f.arg}` : `--${f.key}`, help);
+  }
+  cmd.action(async (opts: Record<string, unknown>) => {
+    const flags: Record<string, unknown> = { config: opts.config };
+    for (const f of FIELDS) flags[f.key] = opts[camel(f.key)];
+    const config = resolveRouterConfig({ flags, env: process.env });
+    const router = await startRouter(config);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        process.stderr.write(`maitred: ${signal} received, draining\n`);
+        router.close().then(resolve, resolve);
+      };
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    });
+  });
+}

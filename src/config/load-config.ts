@@ -1,0 +1,93 @@
+/**
+ * Resolves the router configuration from its layers: defaults < YAML file < `MAITRED_*`
+ * environment twins < command-line flags (flags win). Every value passes through the one
+ * schema (router-config.ts); every error is a `ConfigError` naming the field and its origin.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { ConfigError } from "../errors.ts";
+import type { ParsedBackends } from "./parse-backends.ts";
+import { DEFAULT_CONFIG, FIELDS, type FieldSpec, type RouterConfig } from "./router-config.ts";
+
+export interface ConfigInputs {
+  /** Flag values keyed by field key (`scheduler-interval`); undefined = not given. */
+  flags?: Record<string, unknown>;
+  /** Environment (process.env in production). */
+  env?: Record<string, string | undefined>;
+  /** YAML file path (`--config`, or `MAITRED_CONFIG`). */
+  configFile?: string;
+  /** File reader (tests inject one). */
+  readFile?: (path: string) => string;
+}
+
+/** `scheduler-interval` → `MAITRED_SCHEDULER_INTERVAL`. */
+export function envTwin(key: string): string {
+  return `MAITRED_${key.toUpperCase().replaceAll("-", "_")}`;
+}
+
+const BY_KEY = new Map(FIELDS.map((f) => [f.key, f]));
+
+function apply(config: RouterConfig, field: FieldSpec, raw: unknown, origin: string): void {
+  const value = field.parse(raw, { field: field.key, origin });
+  if (field.prop === "backends") {
+    const parsed = value as ParsedBackends;
+    config.backends = parsed.backends;
+    config.simBackends = parsed.simBackends;
+    return;
+  }
+  (config as unknown as Record<string, unknown>)[field.prop] = value;
+}
+
+function readConfigFile(path: string, readFile: (p: string) => string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFile(path);
+  } catch (err) {
+    throw new ConfigError("config", `cannot read ${path}: ${(err as Error).message}`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw new ConfigError("config", `${path} is not valid YAML: ${(err as Error).message}`);
+  }
+  if (doc === null || doc === undefined) return {};
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    throw new ConfigError("config", `${path} must be a YAML mapping of settings`);
+  }
+  return doc as Record<string, unknown>;
+}
+
+export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
+  const env = inputs.env ?? {};
+  const flags = inputs.flags ?? {};
+  const config: RouterConfig = structuredClone(DEFAULT_CONFIG);
+
+  const configFile =
+    (flags.config as string | undefined) ?? inputs.configFile ?? env.MAITRED_CONFIG;
+  if (configFile !== undefined && configFile !== "") {
+    const doc = readConfigFile(configFile, inputs.readFile ?? ((p) => readFileSync(p, "utf8")));
+    for (const [key, raw] of Object.entries(doc)) {
+      const field = BY_KEY.get(key);
+      if (!field) {
+        throw new ConfigError(
+          key,
+          `unknown setting in ${configFile}; known: ${[...BY_KEY.keys()].join(", ")}`,
+        );
+      }
+      apply(config, field, raw, configFile);
+    }
+  }
+  for (const field of FIELDS) {
+    if (field.fileOnly) continue;
+    const name = envTwin(field.key);
+    const raw = env[name];
+    if (raw !== undefined && raw !== "") apply(config, field, raw, name);
+  }
+  for (const field of FIELDS) {
+    if (field.fileOnly) continue;
+    const raw = flags[field.key];
+    if (raw !== undefined) apply(config, field, raw, `--${field.key}`);
+  }
+  return config;
+}

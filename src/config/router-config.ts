@@ -1,0 +1,297 @@
+/**
+ * The router's one configuration schema (DESIGN.md convention 9): every setting with its
+ * default, its flag, its environment twin and its parser. Flags, `MAITRED_*` variables and the
+ * YAML file are all read through this table, so a setting cannot exist in one and not the others.
+ * Defaults follow ThunderAgent's CLI (reference/thunderagent.md §3.1, §3.3) unless noted; the
+ * scheduler's numbers come from the core's own defaults so router and simulator agree.
+ */
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Placement, RouterMode } from "../core/api.ts";
+import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
+import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
+import { IDENTITY_SOURCES, type IdentitySource, parseIdentityOrder } from "./identity-sources.ts";
+import { parseBackends } from "./parse-backends.ts";
+import {
+  parseBoolean,
+  parseByteSize,
+  parseDurationMs,
+  parseEnum,
+  parseInteger,
+  parseMapping,
+  parseNonNegative,
+  parseString,
+  type ValueSource,
+} from "./parse-value.ts";
+
+export interface RouterConfig {
+  host: string;
+  port: number;
+  /** Backend base URLs (no `/v1`); empty when `simBackends` > 0 until they are started. */
+  backends: string[];
+  /** `--backends sim:N`: start N simulated backends in-process. */
+  simBackends: number;
+  router: RouterMode;
+  backendType: "vllm" | "sglang";
+  profile: boolean;
+  profileDir: string;
+  metrics: boolean;
+  metricsIntervalMs: number;
+  schedulerIntervalMs: number;
+  actingTokenWeight: number;
+  useActingTokenDecay: boolean;
+  logLevel: LogLevel;
+  maxPauseMs: number;
+  idleTimeoutMs: number;
+  placement: Placement;
+  maxBodySize: number;
+  bufferPerProgram: number;
+  progressIntervalTokens: number;
+  unhealthyAfterFailures: number;
+  upstreamTimeoutMs: number;
+  pollTimeoutMs: number;
+  pollConcurrency: number;
+  upstreamConnections: number;
+  shutdownGraceMs: number;
+  identityOrder: IdentitySource[];
+  /** Options handed to each simulated backend (`sim:` block of the YAML file). */
+  sim: Record<string, unknown>;
+}
+
+export interface FieldSpec {
+  /** Key in the YAML file and flag name without dashes (`scheduler-interval`). */
+  key: string;
+  prop: keyof RouterConfig;
+  /** Commander argument placeholder; absent for boolean switches. */
+  arg?: string;
+  help: string;
+  /** Only settable in the YAML file (structured values). */
+  fileOnly?: boolean;
+  parse(raw: unknown, src: ValueSource): unknown;
+}
+
+/** ThunderAgent's httpx timeout for backend calls (reference/thunderagent.md §3.3). */
+const UPSTREAM_TIMEOUT_S = 900;
+/** ThunderAgent's metrics client timeout (§3.3). */
+const POLL_TIMEOUT_S = 10;
+/** Limit of concurrent metric polls per tick; enough for a node's DP replicas at once. */
+const POLL_CONCURRENCY = 8;
+/** How long in-flight streams may run after SIGTERM before they are cancelled. */
+const SHUTDOWN_GRACE_S = 30;
+
+export const DEFAULT_CONFIG: RouterConfig = {
+  host: "0.0.0.0",
+  port: 8300,
+  backends: ["http://localhost:8000"],
+  simBackends: 0,
+  router: "tr",
+  backendType: "vllm",
+  profile: false,
+  profileDir: join(tmpdir(), "maitred_profiles"),
+  metrics: false,
+  metricsIntervalMs: 5000,
+  schedulerIntervalMs: 5000,
+  actingTokenWeight: DEFAULT_SCHEDULER_CONFIG.actingTokenWeight,
+  useActingTokenDecay: false,
+  logLevel: "info",
+  maxPauseMs: DEFAULT_SCHEDULER_CONFIG.maxPauseMs,
+  idleTimeoutMs: DEFAULT_SCHEDULER_CONFIG.idleTimeoutMs,
+  placement: DEFAULT_SCHEDULER_CONFIG.placement,
+  maxBodySize: 32 * 1024 * 1024,
+  bufferPerProgram: DEFAULT_SCHEDULER_CONFIG.bufferPerProgram,
+  progressIntervalTokens: DEFAULT_SCHEDULER_CONFIG.progressIntervalTokens,
+  unhealthyAfterFailures: DEFAULT_SCHEDULER_CONFIG.unhealthyAfterFailures,
+  upstreamTimeoutMs: UPSTREAM_TIMEOUT_S * 1000,
+  pollTimeoutMs: POLL_TIMEOUT_S * 1000,
+  pollConcurrency: POLL_CONCURRENCY,
+  upstreamConnections: 0,
+  shutdownGraceMs: SHUTDOWN_GRACE_S * 1000,
+  identityOrder: [...IDENTITY_SOURCES],
+  sim: {},
+};
+
+const int = (min: number, max: number) => (raw: unknown, src: ValueSource) =>
+  parseInteger(raw, src, min, max);
+
+export const FIELDS: readonly FieldSpec[] = [
+  { key: "host", prop: "host", arg: "<host>", help: "bind address", parse: parseString },
+  {
+    key: "port",
+    prop: "port",
+    arg: "<port>",
+    help: "bind port (0 = any free port)",
+    parse: int(0, 65535),
+  },
+  {
+    key: "backends",
+    prop: "backends",
+    arg: "<urls>",
+    help: "comma-separated backend base URLs, or sim:N for N in-process simulated backends",
+    parse: parseBackends,
+  },
+  {
+    key: "router",
+    prop: "router",
+    arg: "<mode>",
+    help: "tr (capacity scheduling) or default (plain proxy)",
+    parse: (r, s) => parseEnum(r, s, ["tr", "default"] as const),
+  },
+  {
+    key: "backend-type",
+    prop: "backendType",
+    arg: "<type>",
+    help: "vllm or sglang (selects the metrics client)",
+    parse: (r, s) => parseEnum(r, s, ["vllm", "sglang"] as const),
+  },
+  {
+    key: "profile",
+    prop: "profile",
+    help: "record per-step timing (GET /profiles and a CSV)",
+    parse: parseBoolean,
+  },
+  {
+    key: "profile-dir",
+    prop: "profileDir",
+    arg: "<dir>",
+    help: "directory of step_profiles.csv",
+    parse: parseString,
+  },
+  {
+    key: "metrics",
+    prop: "metrics",
+    help: "also poll backend engine metrics every --metrics-interval",
+    parse: parseBoolean,
+  },
+  {
+    key: "metrics-interval",
+    prop: "metricsIntervalMs",
+    arg: "<seconds>",
+    help: "engine metrics polling period",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "scheduler-interval",
+    prop: "schedulerIntervalMs",
+    arg: "<seconds>",
+    help: "scheduler tick period (Δt)",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "acting-token-weight",
+    prop: "actingTokenWeight",
+    arg: "<w>",
+    help: "weight of ACTING programs' tokens in capacity",
+    parse: parseNonNegative,
+  },
+  {
+    key: "use-acting-token-decay",
+    prop: "useActingTokenDecay",
+    help: "decay ACTING tokens by 2^-t in the resume calculation",
+    parse: parseBoolean,
+  },
+  {
+    key: "log-level",
+    prop: "logLevel",
+    arg: "<level>",
+    help: LOG_LEVELS.join(", "),
+    parse: (r, s) => parseEnum(r, s, LOG_LEVELS),
+  },
+  {
+    key: "max-pause",
+    prop: "maxPauseMs",
+    arg: "<seconds>",
+    help: "force-resume a program paused this long",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "idle-timeout",
+    prop: "idleTimeoutMs",
+    arg: "<seconds>",
+    help: "release a program idle this long",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "placement",
+    prop: "placement",
+    arg: "<rule>",
+    help: "best-fit or worst-fit resume placement",
+    parse: (r, s) => parseEnum(r, s, ["best-fit", "worst-fit"] as const),
+  },
+  {
+    key: "max-body-size",
+    prop: "maxBodySize",
+    arg: "<bytes>",
+    help: "largest accepted request body (e.g. 32MiB)",
+    parse: parseByteSize,
+  },
+  {
+    key: "buffer-per-program",
+    prop: "bufferPerProgram",
+    arg: "<tokens>",
+    help: "headroom tokens per active program",
+    parse: int(0, 1_000_000),
+  },
+  {
+    key: "progress-interval-tokens",
+    prop: "progressIntervalTokens",
+    arg: "<n>",
+    help: "streamed tokens between book updates",
+    parse: int(1, 1_000_000),
+  },
+  {
+    key: "unhealthy-after-failures",
+    prop: "unhealthyAfterFailures",
+    arg: "<n>",
+    help: "consecutive failures before a backend is unhealthy",
+    parse: int(1, 1000),
+  },
+  {
+    key: "upstream-timeout",
+    prop: "upstreamTimeoutMs",
+    arg: "<seconds>",
+    help: "backend headers/body idle timeout",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "poll-timeout",
+    prop: "pollTimeoutMs",
+    arg: "<seconds>",
+    help: "backend metrics poll timeout",
+    parse: (r, s) => parseDurationMs(r, s),
+  },
+  {
+    key: "poll-concurrency",
+    prop: "pollConcurrency",
+    arg: "<n>",
+    help: "concurrent metric polls",
+    parse: int(1, 1024),
+  },
+  {
+    key: "upstream-connections",
+    prop: "upstreamConnections",
+    arg: "<n>",
+    help: "keep-alive connections per backend (0 = unlimited)",
+    parse: int(0, 1_000_000),
+  },
+  {
+    key: "shutdown-grace",
+    prop: "shutdownGraceMs",
+    arg: "<seconds>",
+    help: "time in-flight streams get after SIGTERM",
+    parse: (r, s) => parseDurationMs(r, s, true),
+  },
+  {
+    key: "identity-order",
+    prop: "identityOrder",
+    arg: "<sources>",
+    help: `program id sources, first match wins (${IDENTITY_SOURCES.join(",")})`,
+    parse: parseIdentityOrder,
+  },
+  {
+    key: "sim",
+    prop: "sim",
+    help: "options for simulated backends",
+    fileOnly: true,
+    parse: parseMapping,
+  },
+];

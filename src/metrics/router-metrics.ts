@@ -1,0 +1,233 @@
+/**
+ * Every Prometheus metric maitred exports, declared in this one file on one injected Registry
+ * (DESIGN.md convention 8; reference/codebase-models.md §4). Point-in-time values are gauges
+ * whose `collect()` reads the scheduler snapshot taken once per scrape; decision counters are
+ * synced from the core's monotonic counters; per-request figures are observed by the proxy.
+ * No label ever carries a program id: labels are backend URLs (configured, bounded), program
+ * status/state, endpoint, outcome and error kind.
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { SchedulerCounters, SchedulerSnapshot } from "../core/api.ts";
+import type { BackendMetricsSample } from "../core/events.ts";
+
+export interface RouterMetricsOptions {
+  snapshot(): SchedulerSnapshot;
+  /** Pause durations (ms) recorded by the core since the last call (drained each scrape). */
+  pauseObservations?(): number[];
+  /** Freshest engine sample per backend, when the runtime has one newer than the core's. */
+  latestSample?(backendId: string): BackendMetricsSample | undefined;
+  registry?: Registry;
+}
+
+export interface RouterMetrics {
+  readonly registry: Registry;
+  readonly contentType: string;
+  /** Take one snapshot, then render every metric from it. */
+  render(): Promise<string>;
+  requestFinished(endpoint: string, outcome: string, seconds: number): void;
+  firstToken(endpoint: string, seconds: number): void;
+  upstreamError(kind: string): void;
+  tick(seconds: number): void;
+}
+
+/** Pause durations span seconds to the 30-minute forced resume (reference §3.3). */
+const PAUSE_BUCKETS_S = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
+/** vLLM's e2e latency buckets (reference/vllm-backend.md §1.3), so dashboards line up. */
+const REQUEST_BUCKETS_S = [
+  0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
+];
+/** vLLM's time-to-first-token buckets (reference/vllm-backend.md §1.3). */
+const TTFT_BUCKETS_S = [
+  0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
+  160, 640, 2560,
+];
+/** A tick is one round of metric polls (10 s timeout each, §3.3). */
+const TICK_BUCKETS_S = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const STATUSES = ["REASONING", "ACTING"] as const;
+const STATES = ["ACTIVE", "PAUSED"] as const;
+
+export function createRouterMetrics(options: RouterMetricsOptions): RouterMetrics {
+  const registry = options.registry ?? new Registry();
+  const registers = [registry];
+  let snap: SchedulerSnapshot | null = null;
+  const current = () => {
+    snap ??= options.snapshot();
+    return snap;
+  };
+
+  new Gauge({
+    name: "maitred_programs",
+    help: "Programs by status (REASONING/ACTING) and state (ACTIVE/PAUSED).",
+    labelNames: ["status", "state"],
+    registers,
+    collect() {
+      const counts = new Map<string, number>();
+      for (const p of current().programs) {
+        const key = `${p.status}|${p.state}`;
+        counts.set(key, (counts.get(key) ?? 0) + 1);
+      }
+      for (const status of STATUSES) {
+        for (const state of STATES)
+          this.set({ status, state }, counts.get(`${status}|${state}`) ?? 0);
+      }
+    },
+  });
+
+  const counterFrom = (name: string, help: string, key: keyof SchedulerCounters) => {
+    let last = 0;
+    new Counter({
+      name,
+      help,
+      registers,
+      collect() {
+        const value = current().counters[key];
+        if (value > last) this.inc(value - last);
+        last = Math.max(last, value);
+      },
+    });
+  };
+  counterFrom("maitred_pauses_total", "Programs paused by the scheduler.", "pauses");
+  counterFrom(
+    "maitred_marks_total",
+    "REASONING programs marked to pause after their turn.",
+    "marks",
+  );
+  counterFrom("maitred_resumes_total", "Paused programs resumed by the scheduler.", "resumes");
+  counterFrom(
+    "maitred_forced_resumes_total",
+    "Programs force-resumed after --max-pause.",
+    "forcedResumes",
+  );
+  counterFrom("maitred_releases_total", "Programs released (explicitly or as final).", "releases");
+  counterFrom(
+    "maitred_idle_releases_total",
+    "Programs released after --idle-timeout.",
+    "idleReleases",
+  );
+  counterFrom(
+    "maitred_migrations_total",
+    "Programs resumed on a backend other than their origin.",
+    "migrations",
+  );
+
+  const pauseHist = new Histogram({
+    name: "maitred_pause_duration_seconds",
+    help: "How long requests of paused programs were held before dispatch.",
+    buckets: PAUSE_BUCKETS_S,
+    registers,
+  });
+  new Gauge({
+    name: "maitred_queue_length",
+    help: "Requests parked waiting for a resume or a first placement.",
+    registers,
+    collect() {
+      this.set(current().queueLength);
+    },
+  });
+  const requestHist = new Histogram({
+    name: "maitred_request_duration_seconds",
+    help: "Time from arrival at maitred to the end of the response, by endpoint and outcome.",
+    labelNames: ["endpoint", "outcome"],
+    buckets: REQUEST_BUCKETS_S,
+    registers,
+  });
+  const ttftHist = new Histogram({
+    name: "maitred_time_to_first_token_seconds",
+    help: "Time from arrival at maitred to the first streamed token (pause time included).",
+    labelNames: ["endpoint"],
+    buckets: TTFT_BUCKETS_S,
+    registers,
+  });
+
+  const perBackend = (
+    name: string,
+    help: string,
+    pick: (b: SchedulerSnapshot["backends"][number]) => number | null,
+  ) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["backend"],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of current().backends) {
+          const v = pick(b);
+          if (v !== null) this.set({ backend: b.id }, v);
+        }
+      },
+    });
+  const engine = (b: SchedulerSnapshot["backends"][number]) =>
+    options.latestSample?.(b.id) ?? b.lastMetrics;
+  perBackend(
+    "maitred_backend_capacity_tokens",
+    "KV capacity in tokens (engine truth).",
+    (b) => b.capacityTokens,
+  );
+  perBackend(
+    "maitred_backend_used_tokens",
+    "Tokens the scheduler books on the backend.",
+    (b) => b.usedTokens,
+  );
+  perBackend(
+    "maitred_backend_remaining_tokens",
+    "Capacity minus booked tokens.",
+    (b) => b.remainingTokens,
+  );
+  perBackend("maitred_backend_healthy", "1 when the backend is healthy.", (b) =>
+    b.healthy ? 1 : 0,
+  );
+  perBackend(
+    "maitred_engine_kv_usage_ratio",
+    "Engine KV-cache usage (0..1) as last polled.",
+    (b) => engine(b)?.kvUsage ?? null,
+  );
+  perBackend(
+    "maitred_engine_preemptions",
+    "Engine preemption counter as last polled.",
+    (b) => engine(b)?.preemptionsTotal ?? null,
+  );
+  perBackend(
+    "maitred_engine_running_requests",
+    "Engine running requests as last polled.",
+    (b) => engine(b)?.running ?? null,
+  );
+  perBackend(
+    "maitred_engine_waiting_requests",
+    "Engine waiting requests as last polled.",
+    (b) => engine(b)?.waiting ?? null,
+  );
+
+  const upstreamErrors = new Counter({
+    name: "maitred_upstream_errors_total",
+    help: "Backend failures by kind (unreachable, timeout, status, stream).",
+    labelNames: ["kind"],
+    registers,
+  });
+  const tickHist = new Histogram({
+    name: "maitred_tick_duration_seconds",
+    help: "Duration of a scheduler tick's metric polls.",
+    buckets: TICK_BUCKETS_S,
+    registers,
+  });
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    async render() {
+      snap = options.snapshot();
+      for (const ms of options.pauseObservations?.() ?? []) pauseHist.observe(ms / 1000);
+      try {
+        return await registry.metrics();
+      } finally {
+        snap = null;
+      }
+    },
+    requestFinished: (endpoint, outcome, seconds) =>
+      requestHist.observe({ endpoint, outcome }, seconds),
+    firstToken: (endpoint, seconds) => ttftHist.observe({ endpoint }, seconds),
+    upstreamError: (kind) => upstreamErrors.inc({ kind }),
+    tick: (seconds) => tickHist.observe(seconds),
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * JSON views for the admin endpoints, shaped like ThunderAgent's (reference/thunderagent.md
+ * §3.2: lower-case status/state, objects keyed by program id or backend URL) with the fields
+ * maitred adds (time paused, marks, parent, in-flight count, engine truth).
+ */
+import type { BackendView, ProgramView, SchedulerSnapshot } from "../core/api.ts";
+import type { BackendMetricsSample } from "../core/events.ts";
+
+export function programJson(p: ProgramView) {
+  return {
+    program_id: p.id,
+    backend: p.backend,
+    origin_backend: p.originBackend,
+    status: p.status.toLowerCase(),
+    state: p.state.toLowerCase(),
+    total_tokens: p.totalTokens,
+    step_count: p.steps,
+    in_flight: p.inFlight,
+    marked_for_pause: p.markedForPause,
+    paused_ms: p.pausedMs,
+    paused_since: p.pausedSince,
+    parent_program_id: p.parentProgramId,
+    last_activity: p.lastActivity,
+  };
+}
+
+export function programsJson(snapshot: SchedulerSnapshot) {
+  const out: Record<string, ReturnType<typeof programJson>> = {};
+  for (const p of snapshot.programs) out[p.id] = programJson(p);
+  return out;
+}
+
+function count<T>(items: readonly T[], pred: (x: T) => boolean): number {
+  let n = 0;
+  for (const x of items) if (pred(x)) n++;
+  return n;
+}
+
+export function healthJson(
+  snapshot: SchedulerSnapshot,
+  draining: boolean,
+  profileEnabled: boolean,
+) {
+  const ps = snapshot.programs;
+  const perBackend: Record<string, unknown> = {};
+  for (const b of snapshot.backends) {
+    const mine = ps.filter((p) => p.backend === b.id);
+    perBackend[b.id] = {
+      healthy: b.healthy,
+      total: mine.length,
+      reasoning: count(mine, (p) => p.status === "REASONING"),
+      acting: count(mine, (p) => p.status === "ACTING"),
+      marked_for_pause: count(mine, (p) => p.markedForPause),
+      marked_tokens: b.markedTokens,
+      anonymous_in_flight: b.anonymousInFlight,
+    };
+  }
+  return {
+    status: draining ? "shutting_down" : "ok",
+    mode: snapshot.mode,
+    scheduling_enabled: snapshot.mode === "tr",
+    backends: snapshot.backends.map((b) => b.id),
+    healthy_backends: count(snapshot.backends, (b) => b.healthy),
+    programs_count: ps.length,
+    reasoning_count: count(ps, (p) => p.status === "REASONING"),
+    acting_count: count(ps, (p) => p.status === "ACTING"),
+    active_count: count(ps, (p) => p.state === "ACTIVE"),
+    paused_count: count(ps, (p) => p.state === "PAUSED"),
+    queue_length: snapshot.queueLength,
+    per_backend: perBackend,
+    profile_enabled: profileEnabled,
+  };
+}
+
+function engineJson(m: BackendMetricsSample | null) {
+  if (!m) return null;
+  return {
+    capacity_tokens: m.capacityTokens,
+    kv_cache_usage: m.kvUsage,
+    running: m.running,
+    waiting: m.waiting,
+    preemptions_total: m.preemptionsTotal,
+    prefix_cache_queries_total: m.prefixCacheQueriesTotal,
+    prefix_cache_hits_total: m.prefixCacheHitsTotal,
+    prompt_tokens_total: m.promptTokensTotal,
+    generation_tokens_total: m.generationTokensTotal,
+  };
+}
+
+export function backendsJson(
+  snapshot: SchedulerSnapshot,
+  latest: (id: string) => { sample: BackendMetricsSample; at: number } | undefined,
+) {
+  const out: Record<string, unknown> = {};
+  for (const b of snapshot.backends as BackendView[]) {
+    const fresh = latest(b.id);
+    out[b.id] = {
+      healthy: b.healthy,
+      capacity_tokens: b.capacityTokens,
+      used_tokens: b.usedTokens,
+      remaining_tokens: b.remainingTokens,
+      shared_tokens: b.sharedTokens,
+      marked_tokens: b.markedTokens,
+      reasoning_tokens: b.reasoningTokens,
+      acting_tokens: b.actingTokens,
+      active_programs: b.activePrograms,
+      reasoning_programs: b.reasoningPrograms,
+      acting_programs: b.actingPrograms,
+      anonymous_in_flight: b.anonymousInFlight,
+      engine: engineJson(fresh?.sample ?? b.lastMetrics),
+      engine_polled_at: fresh?.at ?? null,
+    };
+  }
+  return out;
+}

@@ -1,0 +1,95 @@
+/**
+ * The router's HTTP surface as one Hono app: the OpenAI routes that are proxied, and the admin
+ * and observability routes. Every error, from any route, becomes the OpenAI envelope in
+ * `onError` via `toErrorResponse` (DESIGN.md convention 5); no route has its own try/catch.
+ */
+import type { HttpBindings } from "@hono/node-server";
+import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
+import { Hono } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { LatestSample } from "../backends/backend-poller.ts";
+import { Errors, toErrorResponse } from "../errors.ts";
+import { backendsJson, healthJson, programJson, programsJson } from "./admin-views.ts";
+import { listModels } from "./models-route.ts";
+import type { ProxyDeps } from "./proxy-deps.ts";
+import { readBody } from "./read-body.ts";
+import { relayCompletion } from "./relay-completion.ts";
+
+export interface AppDeps extends ProxyDeps {
+  latestSample(backendId: string): LatestSample | undefined;
+}
+
+/** `/programs/release` bodies are one id; anything near this size is not one. */
+const ADMIN_BODY_LIMIT = 64 * 1024;
+
+export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  const { loop } = deps;
+
+  app.post("/v1/chat/completions", async (c) => {
+    await relayCompletion(deps, "chat", c.env.incoming, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
+  });
+  app.post("/v1/completions", async (c) => {
+    await relayCompletion(deps, "completions", c.env.incoming, c.env.outgoing);
+    return RESPONSE_ALREADY_SENT;
+  });
+  app.get("/v1/models", async (c) => c.json(await listModels(deps)));
+
+  app.get("/programs", (c) => c.json(programsJson(loop.scheduler.snapshot())));
+  app.get("/programs/:id", (c) => {
+    const id = c.req.param("id");
+    const p = loop.scheduler.program(id);
+    if (!p) throw Errors.notFound(`Program ${id} is not known.`, "program_id");
+    return c.json({ ...programJson(p), profile: deps.profiler?.profile(id) ?? null });
+  });
+  app.post("/programs/release", async (c) => {
+    const raw = await readBody(c.env.incoming, ADMIN_BODY_LIMIT);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(raw.toString("utf8") || "{}");
+    } catch (err) {
+      throw Errors.invalidJson((err as Error).message);
+    }
+    const id = (doc as { program_id?: unknown } | null)?.program_id;
+    if (typeof id !== "string" || id.trim() === "") {
+      throw Errors.badRequest("program_id is required", "program_id");
+    }
+    const known = loop.scheduler.program(id) !== undefined;
+    loop.send({ kind: "program_release", now: deps.clock.now(), programId: id });
+    return c.json({ program_id: id, released: known });
+  });
+
+  app.get("/health", (c) =>
+    c.json(healthJson(loop.scheduler.snapshot(), deps.isDraining(), deps.profiler !== null)),
+  );
+  app.get("/backends", (c) => c.json(backendsJson(loop.scheduler.snapshot(), deps.latestSample)));
+  app.get("/metrics", async (c) => {
+    const text = await deps.metrics.render();
+    return c.body(text, 200, { "content-type": deps.metrics.contentType });
+  });
+  app.get("/profiles", (c) => {
+    if (!deps.profiler) throw Errors.badRequest("Profiling is off; start maitred with --profile.");
+    return c.json(deps.profiler.profiles());
+  });
+  app.get("/profiles/:id", (c) => {
+    if (!deps.profiler) throw Errors.badRequest("Profiling is off; start maitred with --profile.");
+    const id = c.req.param("id");
+    const profile = deps.profiler.profile(id);
+    if (!profile) throw Errors.notFound(`No profile for program ${id}.`, "program_id");
+    return c.json(profile);
+  });
+
+  app.notFound((c) => {
+    throw Errors.notFound(`No route for ${c.req.method} ${c.req.path}.`);
+  });
+  app.onError((err, c) => {
+    const res = toErrorResponse(err);
+    if (deps.isDraining() && c.env?.outgoing) c.env.outgoing.shouldKeepAlive = false;
+    if (res.status >= 500 && res.body.error.type === "InternalServerError") {
+      deps.logger.error("request failed", { path: c.req.path, err });
+    }
+    return c.json(res.body, res.status as ContentfulStatusCode, res.headers);
+  });
+  return app;
+}

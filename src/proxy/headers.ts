@@ -1,0 +1,76 @@
+/**
+ * Header hygiene for the forwarder. Hop-by-hop headers are connection-level and never forwarded
+ * in either direction (RFC 9110 §7.6.1, https://datatracker.ietf.org/doc/html/rfc9110#section-7.6.1),
+ * nor are the headers a `Connection` header names. maitred's own request headers stop here;
+ * `Authorization` is forwarded (ThunderAgent did not: reference/thunderagent.md §3.11.12).
+ */
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** Request headers that describe the client's body or connection; the forwarder sets its own. */
+const REQUEST_DROP = new Set([
+  "host",
+  "content-length",
+  "expect",
+  "x-program-id",
+  "x-program-final",
+  "x-parent-program-id",
+]);
+
+function connectionListed(value: string | string[] | undefined): Set<string> | null {
+  if (value === undefined) return null;
+  const text = Array.isArray(value) ? value.join(",") : value;
+  const names = text
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "" && s !== "close" && s !== "keep-alive");
+  return names.length > 0 ? new Set(names) : null;
+}
+
+/** Headers to send upstream (lower-case keys, as Node gives them). */
+export function forwardRequestHeaders(
+  incoming: IncomingHttpHeaders,
+  bodyLength: number,
+): Record<string, string | string[]> {
+  const listed = connectionListed(incoming.connection);
+  const out: Record<string, string | string[]> = {};
+  for (const key in incoming) {
+    if (HOP_BY_HOP.has(key) || REQUEST_DROP.has(key) || key.startsWith("x-maitred-")) continue;
+    if (listed?.has(key)) continue;
+    const v = incoming[key];
+    if (v !== undefined) out[key] = v;
+  }
+  out["content-length"] = String(bodyLength);
+  if (out["content-type"] === undefined) out["content-type"] = "application/json";
+  return out;
+}
+
+/**
+ * Headers to send the client: the backend's own, minus hop-by-hop ones. `dropLength` removes
+ * Content-Length when the body may differ from the backend's (a filtered stream).
+ */
+export function relayResponseHeaders(
+  upstream: Record<string, string | string[] | undefined>,
+  dropLength: boolean,
+): OutgoingHttpHeaders {
+  const listed = connectionListed(upstream.connection);
+  const out: OutgoingHttpHeaders = {};
+  for (const key in upstream) {
+    if (HOP_BY_HOP.has(key) || listed?.has(key)) continue;
+    if (dropLength && key === "content-length") continue;
+    const v = upstream[key];
+    if (v !== undefined) out[key] = v;
+  }
+  return out;
+}

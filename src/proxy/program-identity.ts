@@ -1,0 +1,154 @@
+/**
+ * Who a request belongs to (task: "program identity, first match wins, order configurable").
+ * Reads the body and headers, and removes maitred-only body fields so the backend never sees
+ * them (ThunderAgent strips `program_id` and `extra_body.program_id`, §3.2). Dynamo's `nvext`
+ * stays: a Dynamo backend may want it.
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import type { IdentitySource } from "../config/identity-sources.ts";
+import { Errors } from "../errors.ts";
+
+export interface ProgramIdentity {
+  programId: string | null;
+  parentProgramId: string | null;
+  final: boolean;
+  /** True when maitred-only fields were removed from the body. */
+  stripped: boolean;
+}
+
+/** Longest accepted program id; ids end up in logs, CSV rows and JSON keys. */
+const MAX_ID_LENGTH = 512;
+
+/** Agent-harness session headers (reference/peers.md §10, §16). */
+const SESSION_HEADERS = [
+  "x-session-id",
+  "x-claude-code-session-id",
+  "x-dynamo-session-id",
+] as const;
+const PARENT_HEADERS = [
+  "x-parent-program-id",
+  "x-parent-session-id",
+  "x-dynamo-parent-session-id",
+] as const;
+const FINAL_HEADERS = ["x-program-final", "x-dynamo-session-final"] as const;
+/** Body fields maitred consumes (top level and inside `extra_body`). */
+const MAITRED_FIELDS = ["program_id", "program_final", "parent_program_id"] as const;
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+function idValue(v: unknown, param: string): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === "number" && Number.isFinite(v)) return String(v);
+  if (typeof v !== "string") throw Errors.badRequest(`${param} must be a string`, param);
+  const s = v.trim();
+  if (s === "") return null;
+  if (s.length > MAX_ID_LENGTH) {
+    throw Errors.badRequest(`${param} is longer than ${MAX_ID_LENGTH} characters`, param);
+  }
+  return s;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function truthy(v: unknown): boolean {
+  if (v === true) return true;
+  return typeof v === "string" && ["true", "1", "yes"].includes(v.trim().toLowerCase());
+}
+
+function fromSource(
+  source: IdentitySource,
+  body: Json,
+  headers: IncomingHttpHeaders,
+): string | null {
+  switch (source) {
+    case "program_id":
+      return idValue(body.program_id, "program_id");
+    case "extra_body":
+      return isObject(body.extra_body)
+        ? idValue(body.extra_body.program_id, "extra_body.program_id")
+        : null;
+    case "x-program-id":
+      return idValue(header(headers, "x-program-id"), "x-program-id");
+    case "session-headers":
+      for (const name of SESSION_HEADERS) {
+        const id = idValue(header(headers, name), name);
+        if (id !== null) return id;
+      }
+      return null;
+    case "nvext": {
+      const ctx = isObject(body.nvext) ? body.nvext.agent_context : undefined;
+      return isObject(ctx) ? idValue(ctx.trajectory_id, "nvext.agent_context.trajectory_id") : null;
+    }
+    default: {
+      const never: never = source;
+      throw new Error(`unknown identity source ${String(never)}`);
+    }
+  }
+}
+
+function parentOf(body: Json, headers: IncomingHttpHeaders): string | null {
+  const extra = isObject(body.extra_body) ? body.extra_body : {};
+  const ctx =
+    isObject(body.nvext) && isObject(body.nvext.agent_context) ? body.nvext.agent_context : {};
+  return (
+    idValue(body.parent_program_id, "parent_program_id") ??
+    idValue(extra.parent_program_id, "extra_body.parent_program_id") ??
+    PARENT_HEADERS.reduce<string | null>((acc, h) => acc ?? idValue(header(headers, h), h), null) ??
+    idValue(ctx.parent_trajectory_id, "nvext.agent_context.parent_trajectory_id")
+  );
+}
+
+function finalOf(body: Json, headers: IncomingHttpHeaders): boolean {
+  const extra = isObject(body.extra_body) ? body.extra_body : {};
+  const ctx =
+    isObject(body.nvext) && isObject(body.nvext.agent_context) ? body.nvext.agent_context : {};
+  return (
+    truthy(body.program_final) ||
+    truthy(extra.program_final) ||
+    FINAL_HEADERS.some((h) => truthy(header(headers, h))) ||
+    ctx.trajectory_final === true
+  );
+}
+
+function strip(body: Json): boolean {
+  let stripped = false;
+  for (const f of MAITRED_FIELDS) {
+    if (f in body) {
+      delete body[f];
+      stripped = true;
+    }
+  }
+  const extra = body.extra_body;
+  if (isObject(extra)) {
+    for (const f of MAITRED_FIELDS) {
+      if (f in extra) {
+        delete extra[f];
+        stripped = true;
+      }
+    }
+    if (Object.keys(extra).length === 0) delete body.extra_body;
+  }
+  return stripped;
+}
+
+/** Resolve identity, then strip maitred-only fields from `body` in place. */
+export function resolveProgramIdentity(
+  body: Json,
+  headers: IncomingHttpHeaders,
+  order: readonly IdentitySource[],
+): ProgramIdentity {
+  let programId: string | null = null;
+  for (const source of order) {
+    programId = fromSource(source, body, headers);
+    if (programId !== null) break;
+  }
+  const parentProgramId = parentOf(body, headers);
+  const final = finalOf(body, headers);
+  return { programId, parentProgramId, final, stripped: strip(body) };
+}

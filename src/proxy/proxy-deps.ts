@@ -1,0 +1,28 @@
+import type { UpstreamPools } from "../backends/upstream-pools.ts";
+import type { IdentitySource } from "../config/identity-sources.ts";
+import type { RouterMetrics } from "../metrics/router-metrics.ts";
+import type { StepProfiler } from "../metrics/step-profiler.ts";
+import type { Clock } from "../runtime/clock.ts";
+import type { InflightTracker } from "../runtime/inflight-tracker.ts";
+import type { RunLoop } from "../runtime/run-loop.ts";
+import type { Logger } from "../util/logger.ts";
+
+/** Everything the HTTP layer needs, built once by the composition root. */
+export interface ProxyDeps {
+  loop: RunLoop;
+  clock: Clock;
+  upstreams: UpstreamPools;
+  metrics: RouterMetrics;
+  profiler: StepProfiler | null;
+  logger: Logger;
+  inflight: InflightTracker;
+  identityOrder: readonly IdentitySource[];
+  maxBodySize: number;
+  /** Streamed completion tokens between `request_progress` events. */
+  progressIntervalTokens: number;
+  newRequestId(): string;
+  /** A request was parked by the core (the runtime may need an earlier deadline tick). */
+  onParked(): void;
+  /** True once shutdown began: new requests are refused with 503. */
+  isDraining(): boolean;
+}

@@ -1,0 +1,180 @@
+/**
+ * One completion request, from body to the last byte (seed 002's trackedServe; issue #3):
+ * admit through the core, wait while parked, forward with undici, relay the answer, and end
+ * the request in ONE `finally` that always sends exactly one `request_finished` — success,
+ * upstream error, client gone (parked or mid-stream), timeout or cancel alike
+ * (ThunderAgent bug §3.11.3 fixed by construction).
+ *
+ * Responses are written straight to Node's ServerResponse: status, headers and bytes pass
+ * through as the backend sent them, chunk by chunk with backpressure. Errors raised before
+ * anything was written are thrown to Hono's onError (the one envelope mapping); after that the
+ * stream gets an SSE error event, as vLLM does mid-stream (reference/vllm-backend.md §3.4).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RequestOutcome, Usage } from "../core/events.ts";
+import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
+import type { Grant, PendingRequest } from "../runtime/request-table.ts";
+import { forwardToBackend } from "./forward-to-backend.ts";
+import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-request.ts";
+import type { ProxyDeps } from "./proxy-deps.ts";
+import { readBody } from "./read-body.ts";
+import { classifyFailure, type Failure, ForwardError } from "./upstream-failure.ts";
+
+/** Mutable per-request facts the `finally` reports from, whatever path ended the request. */
+interface Step {
+  id: string;
+  arrivedAt: number;
+  grant: Grant | null;
+  dispatchedAt: number | null;
+  firstTokenAt: number | null;
+  lastTokenAt: number | null;
+  usage: Usage | null;
+  outcome: RequestOutcome;
+  failure: Failure | null;
+}
+
+export async function relayCompletion(
+  deps: ProxyDeps,
+  endpoint: Endpoint,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<void> {
+  if (deps.isDraining()) throw Errors.shuttingDown();
+  const raw = await readBody(incoming, deps.maxBodySize);
+  const req = prepareRequest(endpoint, raw, incoming.headers, deps.identityOrder);
+  const { loop, clock } = deps;
+  const step: Step = {
+    id: deps.newRequestId(),
+    arrivedAt: clock.now(),
+    grant: null,
+    dispatchedAt: null,
+    firstTokenAt: null,
+    lastTokenAt: null,
+    usage: null,
+    outcome: "cancelled",
+    failure: null,
+  };
+  const pending = loop.requests.open(step.id);
+  const ended = deps.inflight.begin();
+  try {
+    loop.send({
+      kind: "request_arrived",
+      now: step.arrivedAt,
+      requestId: step.id,
+      programId: req.identity.programId,
+      parentProgramId: req.identity.parentProgramId ?? undefined,
+      messageChars: req.messageChars,
+      final: req.identity.final,
+      maxWaitMs: req.maxWaitMs,
+    });
+    if (pending.status === "waiting") deps.onParked();
+    // Usually granted while the core handled the arrival: no promise, no wait.
+    step.grant =
+      pending.status === "dispatched"
+        ? (pending.grant as Grant)
+        : await waitForGrant(deps, pending, outgoing, req.maxWaitMs, step.arrivedAt);
+    step.dispatchedAt = clock.now();
+    step.outcome = await forwardToBackend(deps, req, step.grant, step, pending, incoming, outgoing);
+  } catch (err) {
+    step.failure =
+      err instanceof ForwardError ? err.failure : classifyFailure(err, null, null, false);
+    step.outcome = step.failure.outcome;
+    if (!outgoing.headersSent) throw step.failure.error;
+    endBrokenStream(outgoing, step.failure);
+  } finally {
+    const now = clock.now();
+    if (step.usage)
+      loop.send({ kind: "request_usage", now, requestId: step.id, usage: step.usage });
+    loop.requests.close(step.id);
+    loop.send({ kind: "request_finished", now, requestId: step.id, outcome: step.outcome });
+    ended();
+    report(deps, req, step, now);
+  }
+}
+
+function report(deps: ProxyDeps, req: PreparedRequest, step: Step, now: number): void {
+  const kind = step.failure?.kind;
+  if (kind === "unreachable" && step.grant) {
+    deps.loop.send({ kind: "backend_failure", now, backendId: step.grant.backendId });
+  }
+  if (kind) {
+    deps.metrics.upstreamError(kind);
+    deps.logger.warn("backend request failed", {
+      requestId: step.id,
+      backend: step.grant?.backendId,
+      outcome: step.outcome,
+      error: step.failure?.error.message,
+    });
+  }
+  deps.metrics.requestFinished(req.endpoint, step.outcome, (now - step.arrivedAt) / 1000);
+  if (step.firstTokenAt !== null)
+    deps.metrics.firstToken(req.endpoint, (step.firstTokenAt - step.arrivedAt) / 1000);
+  if (deps.profiler && req.identity.programId !== null && step.grant) {
+    deps.profiler.record({
+      programId: req.identity.programId,
+      arrivedAt: step.arrivedAt,
+      dispatchedAt: step.dispatchedAt,
+      firstTokenAt: step.firstTokenAt,
+      lastTokenAt: step.lastTokenAt,
+      endedAt: now,
+      pausedMs: step.grant.pausedMs,
+      streamed: req.stream,
+      usage: step.usage,
+      outcome: step.outcome,
+    });
+  }
+}
+
+/**
+ * The grant, or why there is none. Usually the core dispatched during `request_arrived` and
+ * this returns at once; a parked request waits for `dispatch`/`reject`, the client leaving
+ * (→ client_closed), or its own `x-maitred-max-wait-ms`.
+ */
+function waitForGrant(
+  deps: ProxyDeps,
+  pending: PendingRequest,
+  outgoing: ServerResponse,
+  maxWaitMs: number | undefined,
+  arrivedAt: number,
+): Promise<Grant> {
+  if (pending.status !== "waiting") return pending.granted;
+  if (outgoing.destroyed) return Promise.reject(Errors.clientClosed());
+  return new Promise<Grant>((resolve, reject) => {
+    const cleanup = () => {
+      outgoing.off("close", onClose);
+      timer?.cancel();
+    };
+    const onClose = () => {
+      cleanup();
+      reject(Errors.clientClosed());
+    };
+    outgoing.on("close", onClose);
+    const timer =
+      maxWaitMs === undefined
+        ? null
+        : deps.clock.setTimeout(() => {
+            cleanup();
+            reject(Errors.pausedTooLong(deps.clock.now() - arrivedAt));
+          }, maxWaitMs);
+    pending.granted.then(
+      (g) => {
+        cleanup();
+        resolve(g);
+      },
+      (e: MaitredError) => {
+        cleanup();
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Headers are out: tell a still-listening client in-band, then end the response. */
+function endBrokenStream(outgoing: ServerResponse, failure: Failure): void {
+  if (failure.outcome === "client_closed" || outgoing.destroyed) {
+    outgoing.destroy();
+    return;
+  }
+  if (!outgoing.writableEnded)
+    outgoing.end(`data: ${errorBodyJson(failure.error)}\n\ndata: [DONE]\n\n`);
+}

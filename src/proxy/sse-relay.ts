@@ -1,0 +1,161 @@
+/**
+ * Watches an OpenAI SSE stream on its way to the client (reference/vllm-backend.md §3.4: each
+ * event is `data: <compact JSON>\n\n`). Bytes are forwarded as they come, cut only at event
+ * boundaries; only the event carrying `usage` is parsed as JSON. Content events (non-empty
+ * `choices`, one per engine step) are counted as tokens for the books. When maitred added
+ * `include_usage` itself, the usage-only event is removed so the client sees what it asked for.
+ *
+ * Hot path (one call per upstream chunk): a single pass over the bytes finds event boundaries
+ * and the two keys; profiles showed four native `indexOf` calls per event costing more than
+ * the loop does.
+ */
+import type { Usage } from "../core/events.ts";
+import { usageFrom } from "./usage.ts";
+
+export interface SseRelayHooks {
+  /** Content events passed: `count` = content events so far in this stream (called per chunk). */
+  onContent(count: number, previous: number): void;
+}
+
+export interface SseRelay {
+  /** Bytes to send now (null = nothing yet: an event is still incomplete). */
+  push(chunk: Buffer): Buffer | null;
+  /** Whatever is left when the upstream ends. */
+  flush(): Buffer | null;
+  readonly contentEvents: number;
+  /**
+   * The last usage seen. The last, not the first: with `continuous_usage_stats` every event
+   * carries a running usage and only the final one is complete (reference §3.4).
+   */
+  readonly usage: Usage | null;
+}
+
+/** An event larger than this without a boundary is passed on unparsed (not SSE as we know it). */
+const MAX_CARRY_BYTES = 1 << 20;
+
+const LF = 0x0a;
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+/** `choices"` and `usage"` after the opening quote. */
+const CHOICES = Buffer.from('choices"');
+const USAGE = Buffer.from('usage"');
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === LF || c === 0x0d || c === 0x09;
+}
+
+/** Index of the value after `"key":` when `buf[i]` opens the key, else -1. */
+function valueAfter(buf: Buffer, i: number, key: Buffer, end: number): number {
+  const n = key.length;
+  if (i + n + 2 > end) return -1;
+  for (let k = 0; k < n; k++) if (buf[i + 1 + k] !== key[k]) return -1;
+  let j = i + 1 + n;
+  while (j < end && isSpace(buf[j])) j++;
+  if (buf[j] !== COLON) return -1;
+  j++;
+  while (j < end && isSpace(buf[j])) j++;
+  return j;
+}
+
+function parseEvent(buf: Buffer, start: number, stop: number): Usage | null {
+  const text = buf.toString("utf8", start, stop).trim();
+  if (!text.startsWith("data:")) return null;
+  try {
+    return usageFrom(JSON.parse(text.slice(5)));
+  } catch {
+    return null;
+  }
+}
+
+export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRelay {
+  let carry: Buffer | null = null;
+  let contentEvents = 0;
+  let usage: Usage | null = null;
+
+  /** Scan the complete events in buf[0, end); returns the bytes to forward. */
+  function scan(buf: Buffer, end: number): Buffer {
+    const before = contentEvents;
+    let kept: Buffer[] | null = null; // allocated only when an event is dropped
+    let keepFrom = 0;
+    let start = 0;
+    let content = false;
+    let usageAt = -1;
+    for (let i = 0; i < end; i++) {
+      const c = buf[i];
+      if (c === QUOTE) {
+        const next = buf[i + 1];
+        if (next === 0x63 /* c */) {
+          const v = valueAfter(buf, i, CHOICES, end);
+          if (v >= 0 && buf[v] === OPEN_BRACKET) {
+            let w = v + 1;
+            while (w < end && isSpace(buf[w])) w++;
+            content = buf[w] !== CLOSE_BRACKET;
+          }
+        } else if (next === 0x75 /* u */ && usageAt < 0) {
+          const v = valueAfter(buf, i, USAGE, end);
+          if (v >= 0 && buf[v] === OPEN_BRACE) usageAt = v;
+        }
+      } else if (c === LF && (buf[i + 1] === LF || i + 1 === end)) {
+        const stop = buf[i + 1] === LF ? i + 2 : i + 1;
+        if (content) contentEvents++;
+        if (usageAt >= 0) {
+          const parsed = parseEvent(buf, start, stop);
+          if (parsed) {
+            usage = parsed;
+            if (!content && dropUsage) {
+              kept ??= [];
+              if (start > keepFrom) kept.push(buf.subarray(keepFrom, start));
+              keepFrom = stop;
+            }
+          }
+        }
+        start = stop;
+        i = stop - 1;
+        content = false;
+        usageAt = -1;
+      }
+    }
+    if (start < end && content) contentEvents++; // an unterminated last event (flush)
+    if (contentEvents !== before) hooks.onContent(contentEvents, before);
+    if (kept === null) return end === buf.length ? buf : buf.subarray(0, end);
+    if (end > keepFrom) kept.push(buf.subarray(keepFrom, end));
+    return Buffer.concat(kept);
+  }
+
+  return {
+    push(chunk) {
+      const buf: Buffer = carry ? Buffer.concat([carry, chunk]) : chunk;
+      carry = null;
+      // Complete events end at the last blank line; the rest waits for the next chunk.
+      let end = buf.length;
+      while (end >= 2 && !(buf[end - 1] === LF && buf[end - 2] === LF)) {
+        end--;
+        if (buf.length - end > MAX_CARRY_BYTES) return buf;
+      }
+      if (end < 2) {
+        if (buf.length > MAX_CARRY_BYTES) return buf;
+        carry = Buffer.from(buf);
+        return null;
+      }
+      if (end < buf.length) carry = Buffer.from(buf.subarray(end));
+      const out = scan(buf, end);
+      return out.length > 0 ? out : null;
+    },
+    flush() {
+      if (!carry) return null;
+      const buf = carry;
+      carry = null;
+      const out = scan(buf, buf.length);
+      return out.length > 0 ? out : null;
+    },
+    get contentEvents() {
+      return contentEvents;
+    },
+    get usage() {
+      return usage;
+    },
+  };
+}

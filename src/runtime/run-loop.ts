@@ -1,0 +1,119 @@
+/**
+ * The one writer (seed 002, "one run loop, no locks"): the only caller of the scheduler core.
+ * Events are handled one at a time, synchronously, in arrival order. Effects the core asks for
+ * are queued while it runs and applied after it returns, so nothing the effects trigger (an
+ * abort listener, a rejected promise) can call back into the core mid-event; such follow-up
+ * events join the queue instead.
+ */
+import type { Scheduler } from "../core/api.ts";
+import type { Effects } from "../core/effects.ts";
+import type { SchedulerEvent } from "../core/events.ts";
+import { Errors, type MaitredError } from "../errors.ts";
+import type { Logger } from "../util/logger.ts";
+import { createRequestTable, type Grant, type RequestTable } from "./request-table.ts";
+
+export interface RunLoopHooks {
+  /** A request was handed to a backend (metrics: pause-duration histogram). */
+  onDispatch?(requestId: string, grant: Grant): void;
+  /** An event was handled (tests wait on this instead of sleeping). */
+  onEvent?(event: SchedulerEvent): void;
+}
+
+export interface RunLoopOptions {
+  createScheduler(effects: Effects): Scheduler;
+  logger: Logger;
+  hooks?: RunLoopHooks;
+}
+
+export interface RunLoop {
+  /** Queue an event; handled before `send` returns unless the loop is already draining. */
+  send(event: SchedulerEvent): void;
+  /** Read-only use outside the loop (snapshots for admin routes and metrics). */
+  readonly scheduler: Scheduler;
+  readonly requests: RequestTable;
+}
+
+type Action =
+  | { op: "dispatch"; id: string; backendId: string; pausedMs: number }
+  | { op: "reject"; id: string; error: MaitredError }
+  | { op: "cancel"; id: string; error: MaitredError };
+
+export function createRunLoop(options: RunLoopOptions): RunLoop {
+  const { logger, hooks = {} } = options;
+  const requests = createRequestTable();
+  const actions: Action[] = [];
+  const events: SchedulerEvent[] = [];
+  let draining = false;
+
+  const effects: Effects = {
+    dispatch: (id, backendId, pausedMs) =>
+      actions.push({ op: "dispatch", id, backendId, pausedMs }),
+    reject: (id, error) => actions.push({ op: "reject", id, error }),
+    cancel: (id, error) => actions.push({ op: "cancel", id, error }),
+    log: (level, msg, fields) => logger[level](msg, fields),
+  };
+  const scheduler = options.createScheduler(effects);
+
+  function apply(a: Action): void {
+    switch (a.op) {
+      case "dispatch": {
+        const grant = { backendId: a.backendId, pausedMs: a.pausedMs };
+        if (requests.dispatch(a.id, grant)) hooks.onDispatch?.(a.id, grant);
+        else logger.debug("dispatch for a request no longer waiting", { requestId: a.id });
+        return;
+      }
+      case "reject":
+        requests.reject(a.id, a.error);
+        return;
+      case "cancel":
+        requests.cancel(a.id, a.error);
+        return;
+      default: {
+        const never: never = a;
+        throw new Error(`unknown action ${JSON.stringify(never)}`);
+      }
+    }
+  }
+
+  function handleOne(event: SchedulerEvent): void {
+    try {
+      scheduler.handle(event);
+    } catch (err) {
+      // A core bug must not take the router down; an arriving request still gets an answer.
+      logger.error("scheduler failed to handle event", { kind: event.kind, err });
+      if (event.kind === "request_arrived") {
+        actions.push({
+          op: "reject",
+          id: event.requestId,
+          error: Errors.internal("Scheduler error", err),
+        });
+      }
+    }
+    // Apply in order; an action may enqueue events (abort listeners), handled after this one.
+    for (let i = 0; i < actions.length; i++) {
+      try {
+        apply(actions[i]);
+      } catch (err) {
+        logger.error("applying a scheduler effect failed", { op: actions[i].op, err });
+      }
+    }
+    actions.length = 0;
+    hooks.onEvent?.(event);
+  }
+
+  return {
+    send(event) {
+      events.push(event);
+      if (draining) return;
+      draining = true;
+      try {
+        for (let i = 0; i < events.length; i++) handleOne(events[i]);
+      } finally {
+        events.length = 0;
+        draining = false;
+      }
+    },
+    scheduler,
+    requests,
+  };
+}

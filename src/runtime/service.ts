@@ -1,0 +1,244 @@
+/**
+ * The router's composition root: builds every part from a validated RouterConfig and wires
+ * them (DESIGN.md: "nothing happens at import time"). `startRouter` is also the programmatic
+ * entry for tests, benchmarks and the simulator: it returns the URL and a graceful `close()`.
+ */
+import { once } from "node:events";
+import type { Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createAdaptorServer } from "@hono/node-server";
+import { createBackendPoller } from "../backends/backend-poller.ts";
+import type { BackendMetricsClient } from "../backends/metrics-client.ts";
+import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
+import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
+import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
+import type { RouterConfig } from "../config/router-config.ts";
+import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
+import { createScheduler } from "../core/scheduler.ts";
+import { Errors } from "../errors.ts";
+import { createRouterMetrics } from "../metrics/router-metrics.ts";
+import { createStepProfiler } from "../metrics/step-profiler.ts";
+import { createApp } from "../proxy/create-app.ts";
+import { createLogger, type Logger } from "../util/logger.ts";
+import { type Clock, type TimerHandle, wallClock } from "./clock.ts";
+import { createInflightTracker } from "./inflight-tracker.ts";
+import { createRunLoop, type RunLoop, type RunLoopHooks } from "./run-loop.ts";
+import { startSimBackends } from "./sim-backends.ts";
+import { createTicker, type Ticker } from "./ticker.ts";
+
+export interface StartRouterOptions {
+  logger?: Logger;
+  clock?: Clock;
+  /** Replace the scheduler core (tests of the runtime against a fake). */
+  createScheduler?: (options: CreateSchedulerOptions) => Scheduler;
+  hooks?: RunLoopHooks;
+}
+
+export interface RouterHandle {
+  url: string;
+  port: number;
+  /** Backend URLs in use (the started simulated ones for `sim:N`). */
+  backends: string[];
+  loop: RunLoop;
+  ticker: Ticker;
+  /** Graceful stop: refuse new requests, 503 the parked, let streams finish (bounded). */
+  close(): Promise<void>;
+}
+
+/** Retry delay for a deadline that is already due but still reported (spin guard). */
+const MIN_DEADLINE_RETRY_MS = 1000;
+
+export function schedulerConfigOf(config: RouterConfig): SchedulerConfig {
+  return {
+    mode: config.router,
+    placement: config.placement,
+    actingTokenWeight: config.actingTokenWeight,
+    useActingTokenDecay: config.useActingTokenDecay,
+    bufferPerProgram: config.bufferPerProgram,
+    maxPauseMs: config.maxPauseMs,
+    idleTimeoutMs: config.idleTimeoutMs,
+    progressIntervalTokens: config.progressIntervalTokens,
+    unhealthyAfterFailures: config.unhealthyAfterFailures,
+  };
+}
+
+export async function startRouter(
+  config: RouterConfig,
+  options: StartRouterOptions = {},
+): Promise<RouterHandle> {
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const clock = options.clock ?? wallClock;
+  const sims =
+    config.simBackends > 0
+      ? await startSimBackends(config.simBackends, config.backendType, config.sim, logger)
+      : null;
+  const backends = sims ? sims.urls : config.backends;
+
+  const upstreams = createUpstreamPools({
+    backends,
+    connections: config.upstreamConnections,
+    timeoutMs: config.upstreamTimeoutMs,
+  });
+  const clients: BackendMetricsClient[] = upstreams.all().map((u) => {
+    const fetchText = (path: string, signal: AbortSignal) => getText(u, path, signal);
+    return config.backendType === "sglang"
+      ? createSglangMetricsClient(u.id, fetchText)
+      : createVllmMetricsClient(u.id, fetchText);
+  });
+  const poller = createBackendPoller({
+    clients,
+    concurrency: config.pollConcurrency,
+    timeoutMs: config.pollTimeoutMs,
+    now: () => clock.now(),
+    logger,
+  });
+
+  const build = options.createScheduler ?? createScheduler;
+  const loop = createRunLoop({
+    logger,
+    hooks: options.hooks,
+    createScheduler: (effects) =>
+      build({
+        config: schedulerConfigOf(config),
+        backends: backends.map((id) => ({ id, type: config.backendType })),
+        effects,
+      }),
+  });
+  const metrics = createRouterMetrics({
+    snapshot: () => loop.scheduler.snapshot(),
+    pauseObservations: () => loop.scheduler.drainPauseObservations?.() ?? [],
+    latestSample: (id) => poller.latest(id)?.sample,
+  });
+  const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
+  const inflight = createInflightTracker();
+  let draining = false;
+  let requestSeq = 0;
+
+  // A tick with no samples runs only the core's timeouts, resume and pause: used to act on a
+  // deadline (forced resume, idle lease) that falls between two regular ticks.
+  let deadlineTimer: TimerHandle | null = null;
+  let armedAt = Number.POSITIVE_INFINITY;
+  const armDeadline = () => {
+    deadlineTimer?.cancel();
+    deadlineTimer = null;
+    armedAt = Number.POSITIVE_INFINITY;
+    const at = loop.scheduler.nextDeadline?.() ?? null;
+    if (at === null || draining) return;
+    armedAt = at;
+    // A deadline the core left in the past must not spin the loop with zero-delay ticks.
+    const delay = at > clock.now() ? at - clock.now() : MIN_DEADLINE_RETRY_MS;
+    deadlineTimer = clock.setTimeout(() => {
+      deadlineTimer = null;
+      loop.send({ kind: "tick", now: clock.now(), metrics: {} });
+      armDeadline();
+    }, delay);
+  };
+  const ticker = createTicker({
+    clock,
+    intervalMs: config.schedulerIntervalMs,
+    poll: () => poller.pollAll(),
+    onTick(samples, pollMs) {
+      loop.send({ kind: "tick", now: clock.now(), metrics: samples });
+      metrics.tick(pollMs / 1000);
+      armDeadline();
+    },
+    logger,
+  });
+  // `--metrics`: fresher engine figures for /backends and /metrics between scheduler ticks.
+  const engineTicker = config.metrics
+    ? createTicker({
+        clock,
+        intervalMs: config.metricsIntervalMs,
+        poll: () => poller.pollAll(),
+        onTick() {},
+        logger,
+      })
+    : null;
+
+  const app = createApp({
+    loop,
+    clock,
+    upstreams,
+    metrics,
+    profiler,
+    logger,
+    inflight,
+    identityOrder: config.identityOrder,
+    maxBodySize: config.maxBodySize,
+    progressIntervalTokens: config.progressIntervalTokens,
+    newRequestId: () => `req-${(++requestSeq).toString(36)}`,
+    // A parked request may bring a deadline (max pause, max wait) before the armed one.
+    onParked() {
+      if ((loop.scheduler.nextDeadline?.() ?? Number.POSITIVE_INFINITY) < armedAt) armDeadline();
+    },
+    isDraining: () => draining,
+    latestSample: (id) => poller.latest(id),
+  });
+  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // Responses not yet complete, so shutdown can wait for the last bytes (not only for the
+  // request's end) before closing connections. Requests that come in on kept-alive
+  // connections after shutdown began get their 503 and then the connection closes.
+  const openResponses = new Set<ServerResponse>();
+  server.prependListener("request", (_req, res) => {
+    if (draining) res.shouldKeepAlive = false;
+    openResponses.add(res);
+    res.once("close", () => openResponses.delete(res));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  void ticker.start();
+  void engineTicker?.start();
+  logger.info("maitred listening", { url, mode: config.router, backends });
+
+  let closing: Promise<void> | null = null;
+  async function shutdown(): Promise<void> {
+    draining = true;
+    ticker.stop();
+    engineTicker?.stop();
+    deadlineTimer?.cancel();
+    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    loop.send({ kind: "shutdown", now: clock.now() });
+    const grace = clock.setTimeout(() => {
+      logger.warn("shutdown grace over; cancelling in-flight requests", {
+        inFlight: inflight.size,
+      });
+      for (const id of [...loop.requests.ids()]) loop.requests.cancel(id, Errors.shuttingDown());
+    }, config.shutdownGraceMs);
+    await inflight.whenIdle();
+    // The last answers (503s to parked requests, stream tails) may still be on their way out;
+    // once every response is complete, kept-alive connections are idle and can be closed.
+    // Whatever is left when the grace period ends is cut.
+    const graceOver = new Promise<void>((resolve) =>
+      clock.setTimeout(resolve, config.shutdownGraceMs),
+    );
+    await Promise.race([Promise.all([...openResponses].map((r) => once(r, "close"))), graceOver]);
+    server.closeIdleConnections();
+    await Promise.race([serverClosed, graceOver]);
+    grace.cancel();
+    server.closeAllConnections();
+    await serverClosed;
+    await upstreams.close();
+    await profiler?.close();
+    await sims?.close();
+    logger.info("maitred stopped");
+  }
+  return {
+    url,
+    port,
+    backends,
+    loop,
+    ticker,
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}

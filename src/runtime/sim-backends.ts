@@ -1,0 +1,48 @@
+/**
+ * `--backends sim:N`: N simulated backends in this process on free loopback ports, with the
+ * YAML `sim:` block as their options (kebab-case keys as in `maitred sim-backend` flags).
+ */
+import { startSimBackend } from "../sim-server/start-sim-backend.ts";
+import type { Logger } from "../util/logger.ts";
+
+export interface StartedSims {
+  urls: string[];
+  close(): Promise<void>;
+}
+
+const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+export async function startSimBackends(
+  count: number,
+  personality: "vllm" | "sglang",
+  simOptions: Record<string, unknown>,
+  logger: Logger,
+): Promise<StartedSims> {
+  const options: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(simOptions)) options[camel(k)] = v;
+  const started: Array<{ url: string; close(): Promise<void> }> = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      started.push(
+        await startSimBackend({
+          personality,
+          ...options,
+          // Distinct seeds keep the backends from generating identical streams.
+          seed: Number(options.seed ?? 0) + i,
+          host: "127.0.0.1",
+          port: 0,
+          logger: logger.child({ sim: i }),
+        }),
+      );
+    }
+  } catch (err) {
+    await Promise.all(started.map((s) => s.close()));
+    throw err;
+  }
+  return {
+    urls: started.map((s) => s.url),
+    close: async () => {
+      await Promise.all(started.map((s) => s.close()));
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The periodic scheduler tick (ThunderAgent `_scheduled_check`, reference/thunderagent.md §3.6):
+ * every interval, poll every backend (the poll itself bounds concurrency and time), then hand
+ * the samples to `onTick`, which sends one `tick` event. Ticks never overlap: the next one is
+ * scheduled only when the previous poll has finished, so a slow backend stretches the period
+ * instead of piling up polls.
+ */
+import type { BackendMetricsSample } from "../core/events.ts";
+import type { Logger } from "../util/logger.ts";
+import type { Clock, TimerHandle } from "./clock.ts";
+
+export type MetricsSamples = Record<string, BackendMetricsSample | null>;
+
+export interface TickerOptions {
+  clock: Clock;
+  intervalMs: number;
+  poll(): Promise<MetricsSamples>;
+  /** Called with the samples and how long polling took (ms, on the clock). */
+  onTick(samples: MetricsSamples, pollMs: number): void;
+  logger: Logger;
+}
+
+export interface Ticker {
+  /**
+   * Tick now (not waiting for the interval), then every interval. Resolves when the first
+   * tick was sent and the next one is armed.
+   */
+  start(): Promise<void>;
+  stop(): void;
+  /** One poll + tick; resolves when the tick was sent. Ticks already running are joined. */
+  runOnce(): Promise<void>;
+}
+
+export function createTicker(options: TickerOptions): Ticker {
+  const { clock, intervalMs, logger } = options;
+  let timer: TimerHandle | null = null;
+  let running: Promise<void> | null = null;
+  let stopped = true;
+
+  async function tick(): Promise<void> {
+    const started = clock.now();
+    let samples: MetricsSamples;
+    try {
+      samples = await options.poll();
+    } catch (err) {
+      // The poller maps per-backend failures to null; a throw here is a bug, not a tick.
+      logger.error("metrics poll failed", { err });
+      return;
+    }
+    options.onTick(samples, clock.now() - started);
+  }
+
+  function runOnce(): Promise<void> {
+    running ??= tick().finally(() => {
+      running = null;
+    });
+    return running;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = clock.setTimeout(() => {
+      timer = null;
+      void runOnce().then(schedule);
+    }, intervalMs);
+  }
+
+  return {
+    start() {
+      if (!stopped) return Promise.resolve();
+      stopped = false;
+      return runOnce().then(schedule);
+    },
+    stop() {
+      stopped = true;
+      timer?.cancel();
+      timer = null;
+    },
+    runOnce,
+  };
+}

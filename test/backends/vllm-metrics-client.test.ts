@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { FetchText } from "../../src/backends/metrics-client.ts";
+import {
+  createVllmMetricsClient,
+  vllmSampleFromText,
+} from "../../src/backends/vllm-metrics-client.ts";
+
+const INFO = (engine: string, blocks: string, extra = "") =>
+  `vllm:cache_config_info{block_size="16",cache_dtype="auto",enable_prefix_caching="True",engine="${engine}",num_gpu_blocks="${blocks}"${extra}} 1.0`;
+
+const BODY = [
+  "# TYPE vllm:cache_config_info gauge",
+  INFO("0", "26214"),
+  'vllm:num_requests_running{engine="0",model_name="m"} 12.0',
+  'vllm:num_requests_waiting{engine="0",model_name="m"} 3.0',
+  'vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4137',
+  'vllm:num_preemptions_total{engine="0",model_name="m"} 4.0',
+  'vllm:prefix_cache_queries_total{engine="0",model_name="m"} 1.843264e+06',
+  'vllm:prefix_cache_hits_total{engine="0",model_name="m"} 1.207936e+06',
+  'vllm:prompt_tokens_total{engine="0",model_name="m"} 1.851202e+06',
+  'vllm:generation_tokens_total{engine="0",model_name="m"} 96115.0',
+].join("\n");
+
+test("a vLLM scrape gives capacity = block_size × num_gpu_blocks and the engine counters", () => {
+  const { sample } = vllmSampleFromText(BODY);
+  assert.deepEqual(sample, {
+    capacityTokens: 16 * 26214,
+    kvUsage: 0.4137,
+    running: 12,
+    waiting: 3,
+    preemptionsTotal: 4,
+    prefixCacheQueriesTotal: 1_843_264,
+    prefixCacheHitsTotal: 1_207_936,
+    promptTokensTotal: 1_851_202,
+    generationTokensTotal: 96_115,
+  });
+});
+
+test("kv_cache_size_tokens is preferred when the build exports it, and DP engines add up", () => {
+  const text = [
+    INFO("0", "100", ',kv_cache_size_tokens="5000"'),
+    INFO("1", "100"),
+    'vllm:num_requests_running{engine="0"} 0',
+  ].join("\n");
+  assert.equal(vllmSampleFromText(text).sample.capacityTokens, 5000 + 1600);
+});
+
+test("deprecated gauge and prefix-cache twins are read when the new names are absent", () => {
+  const text = [
+    'vllm:gpu_cache_usage_perc{model_name="m"} 0.9',
+    'vllm:gpu_prefix_cache_queries_total{model_name="m"} 10',
+    'vllm:gpu_prefix_cache_hits_total{model_name="m"} 4',
+  ].join("\n");
+  const { sample } = vllmSampleFromText(text);
+  assert.equal(sample.kvUsage, 0.9);
+  assert.equal(sample.prefixCacheQueriesTotal, 10);
+  assert.equal(sample.prefixCacheHitsTotal, 4);
+  assert.equal(sample.capacityTokens, null, "no cache_config_info: capacity unknown");
+});
+
+test("a page without vllm gauges is a failed poll", () => {
+  assert.throws(() => vllmSampleFromText("python_info 1\n"), /no vllm:\* gauges/);
+});
+
+test("the client keeps the last known capacity when a later scrape lacks the info family", async () => {
+  const pages = [BODY, 'vllm:num_requests_running{engine="0"} 1'];
+  const fetchText: FetchText = async () => ({ status: 200, text: pages.shift() ?? "" });
+  const client = createVllmMetricsClient("http://b0", fetchText);
+  assert.equal((await client.poll(AbortSignal.timeout(1000))).capacityTokens, 16 * 26214);
+  const second = await client.poll(AbortSignal.timeout(1000));
+  assert.equal(second.capacityTokens, 16 * 26214);
+  assert.equal(second.running, 1);
+});
+
+test("a non-2xx /metrics answer rejects the poll", async () => {
+  const client = createVllmMetricsClient("http://b0", async () => ({ status: 503, text: "" }));
+  await assert.rejects(client.poll(AbortSignal.timeout(1000)), /answered 503/);
+});

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { test } from "node:test";
+
+const NODE = process.execPath;
+
+function runServe(args: string[], env: Record<string, string> = {}) {
+  const child = spawn(NODE, ["src/main.ts", "serve", ...args], {
+    cwd: new URL("../../", import.meta.url),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8");
+  const listening = new Promise<string>((resolve) => {
+    child.stderr.on("data", (d: string) => {
+      stderr += d;
+      const m = /"msg":"maitred listening","url":"([^"]+)"/.exec(stderr);
+      if (m) resolve(m[1]);
+    });
+  });
+  const exited = once(child, "exit") as Promise<[number | null, string | null]>;
+  // A server that dies before listening fails the test instead of hanging it.
+  const listeningOrExit = Promise.race([
+    listening,
+    exited.then(([code]) => {
+      throw new Error(`serve exited with ${code} before listening: ${stderr}`);
+    }),
+  ]);
+  listeningOrExit.catch(() => {}); // only the SIGTERM test awaits it
+  return { child, listening: listeningOrExit, exited, stderr: () => stderr };
+}
+
+test("an invalid flag exits with code 2 and names the field", async () => {
+  const run = runServe(["--port", "eighty"]);
+  const [code] = await run.exited;
+  assert.equal(code, 2);
+  assert.match(
+    run.stderr(),
+    /invalid configuration: port: must be a number, got "eighty" \(from --port\)/,
+  );
+});
+
+test("an invalid environment twin exits with code 2 and names the variable", async () => {
+  const run = runServe([], { MAITRED_SCHEDULER_INTERVAL: "often" });
+  const [code] = await run.exited;
+  assert.equal(code, 2);
+  assert.match(run.stderr(), /scheduler-interval: .*MAITRED_SCHEDULER_INTERVAL/);
+});
+
+test("serve --backends sim:1 answers requests and exits 0 on SIGTERM", async () => {
+  const run = runServe([
+    "--backends",
+    "sim:1",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--log-level",
+    "info",
+  ]);
+  try {
+    const url = await run.listening;
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "meta-llama/Llama-3.1-8B-Instruct",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 2,
+        program_id: "cli",
+      }),
+    });
+    assert.equal(res.status, 200);
+    await res.arrayBuffer();
+    run.child.kill("SIGTERM");
+    const [code] = await run.exited;
+    assert.equal(code, 0, `stderr: ${run.stderr()}`);
+    assert.match(run.stderr(), /maitred stopped/);
+  } finally {
+    run.child.kill("SIGKILL");
+  }
+});

@@ -1,0 +1,168 @@
+/**
+ * A tiny OpenAI-compatible upstream for proxy tests: it records what it received and answers
+ * with vLLM's shapes (reference/vllm-backend.md §3.4). A stream can be held open after some
+ * chunks (disconnect tests); /metrics reports the configured KV capacity.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Received {
+  path: string;
+  headers: IncomingMessage["headers"];
+  body: Record<string, unknown>;
+}
+
+export interface FakeBackendOptions {
+  models?: string[];
+  /** KV capacity reported by /metrics as block_size 16 × num_gpu_blocks; 0 = not reported. */
+  numGpuBlocks?: number;
+  /** Content chunks per stream / completion tokens per answer. */
+  tokens?: number;
+  promptTokens?: number;
+  /** Hold streams open after this many content chunks until `release()`. */
+  holdAfter?: number | null;
+}
+
+export interface FakeBackend {
+  url: string;
+  received: Received[];
+  /** Resolves when a held stream's connection closed (the router aborted it). */
+  streamClosed(): Promise<void>;
+  /** Resolves once a stream reached its hold point. */
+  held(): Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}
+
+const chunkOf = (id: string, delta: Record<string, unknown>, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
+
+function signal() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+export async function startFakeBackend(options: FakeBackendOptions = {}): Promise<FakeBackend> {
+  const models = options.models ?? ["m"];
+  const tokens = options.tokens ?? 5;
+  const prompt = options.promptTokens ?? 10;
+  const received: Received[] = [];
+  let closed = signal();
+  let heldSignal = signal();
+  let releaseSignal = signal();
+  const usage = { prompt_tokens: prompt, total_tokens: prompt + tokens, completion_tokens: tokens };
+
+  async function completion(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Record<string, unknown>,
+  ) {
+    const status = Number(req.headers["x-fake-status"] ?? 200);
+    if (status !== 200) {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          error: { message: "fake failure", type: "X", param: null, code: status },
+        }),
+      );
+      return;
+    }
+    if (body.stream !== true) {
+      res.writeHead(200, { "content-type": "application/json", "x-upstream": "fake" });
+      res.end(
+        JSON.stringify({
+          id: "cmpl-1",
+          object: "chat.completion",
+          choices: [
+            {
+              index: 0,
+              message: { role: "assistant", content: "x".repeat(tokens) },
+              finish_reason: "stop",
+            },
+          ],
+          usage,
+        }),
+      );
+      return;
+    }
+    res.on("close", () => closed.resolve());
+    res.writeHead(200, {
+      "content-type": "text/event-stream; charset=utf-8",
+      "x-upstream": "fake",
+    });
+    res.write(chunkOf("c1", { role: "assistant", content: "" }));
+    for (let i = 1; i <= tokens; i++) {
+      if (options.holdAfter != null && i === options.holdAfter + 1) {
+        heldSignal.resolve();
+        await releaseSignal.promise;
+        if (res.destroyed) return;
+      }
+      res.write(chunkOf("c1", { content: `t${i}` }, i === tokens ? "stop" : null));
+    }
+    const so = body.stream_options as { include_usage?: boolean } | undefined;
+    if (so?.include_usage)
+      res.write(
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", choices: [], usage })}\n\n`,
+      );
+    res.end("data: [DONE]\n\n");
+  }
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const path = req.url ?? "/";
+      const text = Buffer.concat(chunks).toString();
+      const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      received.push({ path, headers: req.headers, body });
+      if (
+        req.method === "POST" &&
+        (path === "/v1/chat/completions" || path === "/v1/completions")
+      ) {
+        void completion(req, res, body);
+      } else if (path === "/metrics") {
+        res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
+        const blocks = options.numGpuBlocks ?? 4096;
+        res.end(
+          (blocks > 0
+            ? `vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="${blocks}"} 1.0\n`
+            : "") +
+            'vllm:num_requests_running{engine="0",model_name="m"} 0.0\nvllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.0\n',
+        );
+      } else if (path === "/v1/models") {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(
+          JSON.stringify({
+            object: "list",
+            data: models.map((id) => ({ id, object: "model", owned_by: "fake" })),
+          }),
+        );
+      } else {
+        res.writeHead(404);
+        res.end();
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    streamClosed: () => closed.promise,
+    held: () => heldSignal.promise,
+    release() {
+      releaseSignal.resolve();
+      releaseSignal = signal();
+      heldSignal = signal();
+      closed = signal();
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}

@@ -1,0 +1,82 @@
+import { resolveRouterConfig } from "../../../src/config/load-config.ts";
+import type { RouterConfig } from "../../../src/config/router-config.ts";
+import type { SchedulerEvent } from "../../../src/core/events.ts";
+import { createManualClock, type ManualClock } from "../../../src/runtime/clock.ts";
+import {
+  type RouterHandle,
+  type StartRouterOptions,
+  startRouter,
+} from "../../../src/runtime/service.ts";
+import { silentLogger } from "../../../src/util/logger.ts";
+
+export interface TestRouter extends RouterHandle {
+  clock: ManualClock;
+  config: RouterConfig;
+  /** Resolves with the first event (past or future) matching `pred`. */
+  waitForEvent(pred: (e: SchedulerEvent) => boolean): Promise<SchedulerEvent>;
+  /** Resolves once `check()` holds, evaluated now and after every event. */
+  waitUntil(check: () => boolean): Promise<void>;
+  /** Resolves with the next future event matching `pred`. */
+  nextEvent(pred: (e: SchedulerEvent) => boolean): Promise<SchedulerEvent>;
+  events: SchedulerEvent[];
+}
+
+/**
+ * A router on a free loopback port with a manual clock: its ticker only moves when the test
+ * advances the clock or calls `ticker.runOnce()`, so nothing depends on elapsed time.
+ */
+export async function startTestRouter(
+  flags: Record<string, unknown>,
+  options: StartRouterOptions & { yaml?: string } = {},
+): Promise<TestRouter> {
+  const config = resolveRouterConfig({
+    flags: { host: "127.0.0.1", port: "0", ...flags },
+    configFile: options.yaml === undefined ? undefined : "test.yaml",
+    readFile: () => options.yaml ?? "",
+  });
+  const clock = createManualClock(1_000_000);
+  const events: SchedulerEvent[] = [];
+  const waiters: Array<{
+    pred: (e: SchedulerEvent) => boolean;
+    resolve: (e: SchedulerEvent) => void;
+  }> = [];
+  const handle = await startRouter(config, {
+    logger: silentLogger,
+    clock,
+    ...options,
+    hooks: {
+      ...options.hooks,
+      onEvent(e) {
+        events.push(e);
+        for (let i = waiters.length - 1; i >= 0; i--) {
+          if (waiters[i].pred(e)) {
+            waiters[i].resolve(e);
+            waiters.splice(i, 1);
+          }
+        }
+        options.hooks?.onEvent?.(e);
+      },
+    },
+  });
+  await handle.ticker.runOnce(); // the start-up tick: capacity known before the first request
+  return {
+    ...handle,
+    clock,
+    config,
+    events,
+    waitForEvent(pred) {
+      const past = events.find(pred);
+      if (past) return Promise.resolve(past);
+      return new Promise((resolve) => waiters.push({ pred, resolve }));
+    },
+    waitUntil(check) {
+      if (check()) return Promise.resolve();
+      return new Promise((resolve) =>
+        waiters.push({ pred: () => check(), resolve: () => resolve() }),
+      );
+    },
+    nextEvent(pred) {
+      return new Promise((resolve) => waiters.push({ pred, resolve }));
+    },
+  };
+}

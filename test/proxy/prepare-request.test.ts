@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { IDENTITY_SOURCES } from "../../src/config/identity-sources.ts";
+import type { MaitredError } from "../../src/errors.ts";
+import { messageCharsOf, prepareRequest } from "../../src/proxy/prepare-request.ts";
+
+const ORDER = [...IDENTITY_SOURCES];
+const buf = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v));
+
+test("malformed JSON is a 400 invalid_json; a non-object body is a 400 too", () => {
+  assert.throws(
+    () => prepareRequest("chat", buf("{nope"), {}, ORDER),
+    (e: MaitredError) => e.status === 400 && e.code === "invalid_json",
+  );
+  assert.throws(
+    () => prepareRequest("chat", buf("[1,2]"), {}, ORDER),
+    (e: MaitredError) => e.status === 400,
+  );
+});
+
+test("an unmodified body is forwarded as the client's own bytes", () => {
+  const raw = buf('{"model":"m",  "messages":[]}');
+  assert.equal(prepareRequest("chat", raw, {}, ORDER).body, raw);
+});
+
+test("streaming without include_usage gets it added and remembers the client did not ask", () => {
+  const p = prepareRequest(
+    "chat",
+    buf({ model: "m", stream: true, stream_options: { continuous_usage_stats: false } }),
+    {},
+    ORDER,
+  );
+  assert.equal(p.stream, true);
+  assert.equal(p.clientWantsUsage, false);
+  assert.deepEqual(JSON.parse(p.body.toString()).stream_options, {
+    continuous_usage_stats: false,
+    include_usage: true,
+  });
+});
+
+test("a client that asked for usage keeps its body untouched", () => {
+  const raw = buf({ model: "m", stream: true, stream_options: { include_usage: true } });
+  const p = prepareRequest("chat", raw, {}, ORDER);
+  assert.equal(p.clientWantsUsage, true);
+  assert.equal(p.body, raw);
+});
+
+test("the forwarded body no longer carries program_id", () => {
+  const p = prepareRequest("chat", buf({ model: "m", program_id: "p1", messages: [] }), {}, ORDER);
+  assert.equal(p.identity.programId, "p1");
+  assert.equal(JSON.parse(p.body.toString()).program_id, undefined);
+});
+
+test("message sizes: strings, text parts and tool calls for chat; prompts for completions", () => {
+  const chat = {
+    messages: [
+      { role: "system", content: "12345" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "abc" },
+          { type: "text", text: "de" },
+        ],
+      },
+      { role: "assistant", content: null, tool_calls: [{ id: "1" }] },
+    ],
+  };
+  assert.deepEqual(messageCharsOf("chat", chat), [5, 5, JSON.stringify([{ id: "1" }]).length]);
+  assert.deepEqual(messageCharsOf("completions", { prompt: "hello" }), [5]);
+  assert.deepEqual(messageCharsOf("completions", { prompt: ["ab", "cde"] }), [2, 3]);
+  assert.deepEqual(messageCharsOf("completions", { prompt: [1, 2, 3] }), ["[1,2,3]".length]);
+  assert.deepEqual(messageCharsOf("chat", { messages: "nope" }), []);
+});
+
+test("x-maitred-max-wait-ms must be a non-negative number", () => {
+  assert.equal(
+    prepareRequest("chat", buf({}), { "x-maitred-max-wait-ms": "250" }, ORDER).maxWaitMs,
+    250,
+  );
+  assert.throws(
+    () => prepareRequest("chat", buf({}), { "x-maitred-max-wait-ms": "soon" }, ORDER),
+    (e: MaitredError) => e.status === 400 && e.param === "x-maitred-max-wait-ms",
+  );
+});
