@@ -27,7 +27,7 @@ export function registerServe(program: Command): void {
     );
   for (const f of FIELDS) {
     if (f.fileOnly) continue;
-    const help = `${f.help} (default: ${defaultText(f.prop)}; env ${envTwin(f.key)})`;
+    const help = `${f.help} (default: ${f.defaultText ?? defaultText(f.prop)}; env ${envTwin(f.key)})`;
     cmd.option(f.arg ? `--${f.key} ${f.arg}` : `--${f.key}`, help);
   }
   cmd.action(async (opts: Record<string, unknown>) => {

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors.ts";
 import type { ParsedBackends } from "./parse-backends.ts";
+import type { PriorityValue } from "./parse-priority.ts";
 import { DEFAULT_CONFIG, FIELDS, type FieldSpec, type RouterConfig } from "./router-config.ts";
 
 export interface ConfigInputs {
@@ -33,6 +34,13 @@ function apply(config: RouterConfig, field: FieldSpec, raw: unknown, origin: str
     const parsed = value as ParsedBackends;
     config.backends = parsed.backends;
     config.simBackends = parsed.simBackends;
+    return;
+  }
+  if (field.prop === "priority") {
+    // A switch (flag, env twin) turns the section on or off without replacing it.
+    const p = value as PriorityValue;
+    if (p.kind === "section") config.priority = p.priority;
+    else config.priority.enabled = p.enabled;
     return;
   }
   (config as unknown as Record<string, unknown>)[field.prop] = value;

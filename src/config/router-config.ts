@@ -7,11 +7,18 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Placement, RouterMode } from "../core/api.ts";
+import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { IDENTITY_SOURCES, type IdentitySource, parseIdentityOrder } from "./identity-sources.ts";
 import { parseBackends } from "./parse-backends.ts";
+import {
+  DEFAULT_PRIORITY,
+  parsePriority,
+  parsePriorityPolicy,
+  parseQueuePolicy,
+  type RouterPriority,
+} from "./parse-priority.ts";
 import {
   parseBoolean,
   parseByteSize,
@@ -56,6 +63,12 @@ export interface RouterConfig {
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
   sim: Record<string, unknown>;
+  /** Priority classes and tenants (issue 5); off by default. */
+  priority: RouterPriority;
+  /** `--queue-policy`: overrides the section's `queue_policy`; null = the section's or `ta`. */
+  queuePolicy: QueuePolicy | null;
+  /** `--priority-policy`: overrides `priority_policy`; null = the section's or `constant`. */
+  priorityPolicy: PriorityPolicy | null;
 }
 
 export interface FieldSpec {
@@ -67,6 +80,8 @@ export interface FieldSpec {
   help: string;
   /** Only settable in the YAML file (structured values). */
   fileOnly?: boolean;
+  /** How `--help` shows the default, when printing the value would not say it. */
+  defaultText?: string;
   parse(raw: unknown, src: ValueSource): unknown;
 }
 
@@ -108,6 +123,9 @@ export const DEFAULT_CONFIG: RouterConfig = {
   shutdownGraceMs: SHUTDOWN_GRACE_S * 1000,
   identityOrder: [...IDENTITY_SOURCES],
   sim: {},
+  priority: DEFAULT_PRIORITY,
+  queuePolicy: null,
+  priorityPolicy: null,
 };
 
 const int = (min: number, max: number) => (raw: unknown, src: ValueSource) =>
@@ -286,6 +304,29 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<sources>",
     help: `program id sources, first match wins (${IDENTITY_SOURCES.join(",")})`,
     parse: parseIdentityOrder,
+  },
+  {
+    key: "priority",
+    prop: "priority",
+    help: "turn on priority classes and tenants (built-in class defaults, or the config file's priority: section)",
+    defaultText: "off",
+    parse: parsePriority,
+  },
+  {
+    key: "queue-policy",
+    prop: "queuePolicy",
+    arg: "<policy>",
+    help: "order within a priority class: ta, fcfs, priority-fcfs or sjf (with priorities on)",
+    defaultText: "ta",
+    parse: parseQueuePolicy,
+  },
+  {
+    key: "priority-policy",
+    prop: "priorityPolicy",
+    arg: "<policy>",
+    help: "priority score within a class: constant or slo-based (with priorities on)",
+    defaultText: "constant",
+    parse: parsePriorityPolicy,
   },
   {
     key: "sim",

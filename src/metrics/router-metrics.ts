@@ -4,11 +4,12 @@
  * whose `collect()` reads the scheduler snapshot taken once per scrape; decision counters are
  * synced from the core's monotonic counters; per-request figures are observed by the proxy.
  * No label ever carries a program id: labels are backend URLs (configured, bounded), program
- * status/state, endpoint, outcome and error kind.
+ * status/state, endpoint, outcome and error kind, and (priorities on) class.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { SchedulerCounters, SchedulerSnapshot } from "../core/api.ts";
+import type { QueueWaitObservation, SchedulerCounters, SchedulerSnapshot } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
+import { createPriorityMetrics, type PriorityMetrics } from "./priority-metrics.ts";
 
 export interface RouterMetricsOptions {
   snapshot(): SchedulerSnapshot;
@@ -16,6 +17,11 @@ export interface RouterMetricsOptions {
   pauseObservations?(): number[];
   /** Freshest engine sample per backend, when the runtime has one newer than the core's. */
   latestSample?(backendId: string): BackendMetricsSample | undefined;
+  /**
+   * Priorities in force: present = the class metrics (priority-metrics.ts) are declared, with
+   * queue waits by class drained from the core each scrape; absent = none of them exist.
+   */
+  priority?: { queueWaitObservations(): QueueWaitObservation[] };
   registry?: Registry;
 }
 
@@ -212,12 +218,18 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     registers,
   });
 
+  const priority: PriorityMetrics | null = options.priority
+    ? createPriorityMetrics({ registers, current: () => current().priority })
+    : null;
+
   return {
     registry,
     contentType: registry.contentType,
     async render() {
       snap = options.snapshot();
       for (const ms of options.pauseObservations?.() ?? []) pauseHist.observe(ms / 1000);
+      if (priority !== null && options.priority)
+        priority.observeQueueWaits(options.priority.queueWaitObservations());
       try {
         return await registry.metrics();
       } finally {

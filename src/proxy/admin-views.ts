@@ -3,7 +3,7 @@
  * §3.2: lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
-import type { BackendView, ProgramView, SchedulerSnapshot } from "../core/api.ts";
+import type { BackendView, PrioritySnapshot, ProgramView, SchedulerSnapshot } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 
 export function programJson(p: ProgramView) {
@@ -21,6 +21,8 @@ export function programJson(p: ProgramView) {
     paused_since: p.pausedSince,
     parent_program_id: p.parentProgramId,
     last_activity: p.lastActivity,
+    // Present only while priorities are on (issue 5: a program takes its latest request's class).
+    ...(p.priorityClass === undefined ? {} : { priority_class: p.priorityClass }),
   };
 }
 
@@ -69,7 +71,24 @@ export function healthJson(
     queue_length: snapshot.queueLength,
     per_backend: perBackend,
     profile_enabled: profileEnabled,
+    priority_enabled: snapshot.priority !== undefined,
+    ...(snapshot.priority === undefined ? {} : { priority: priorityJson(snapshot.priority) }),
   };
+}
+
+/** Per-class queues and counters for /health (the policies and what each class holds now). */
+function priorityJson(pr: PrioritySnapshot) {
+  const classes: Record<string, unknown> = {};
+  for (const [name, c] of Object.entries(pr.classes)) {
+    classes[name] = {
+      queued: c.queued,
+      admissions: c.admissions,
+      clamps: c.clamps,
+      promotions: c.promotions,
+      preemptions: c.preemptions,
+    };
+  }
+  return { queue_policy: pr.queuePolicy, priority_policy: pr.priorityPolicy, classes };
 }
 
 function engineJson(m: BackendMetricsSample | null) {

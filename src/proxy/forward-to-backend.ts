@@ -8,6 +8,10 @@
  * The call can end four ways, each settling the returned promise once: the backend finished
  * (→ outcome), the backend failed, the client left (→ client_closed), or maitred cancelled it
  * (core `cancel`). The failures reject with a ForwardError carrying the classification.
+ *
+ * With priorities on, nothing is written (not even an SSE head) until the core commits the
+ * request's first byte (`tryCommitFirstByte`, issue 5): a request preempted before that is
+ * answered by its cancel with a plain 503 envelope rather than a broken stream.
  */
 import type {
   IncomingHttpHeaders,
@@ -69,6 +73,24 @@ export function forwardToBackend(
       abortReason ??= reason;
       call.abort(reason);
     };
+    // Priorities on: a request may be preempted until its first byte is committed (seed 000
+    // TTFT protection), so the head and first bytes wait for the core's compare-and-set.
+    const gated = deps.priority !== null;
+    let refused = false;
+    /** Write the held head, after the commit when gated; false = cancelled, write nothing. */
+    const commitHead = (): boolean => {
+      const h = held as { status: number; headers: OutgoingHttpHeaders };
+      held = null;
+      if (gated && !deps.loop.tryCommitFirstByte(step.id)) {
+        refused = true;
+        // The cancel effect normally aborted the call already; this covers any other refusal.
+        abort(pending.cancelReason ?? Errors.preempted());
+        return false;
+      }
+      outgoing.writeHead(h.status, h.headers);
+      if (parts === null) outgoing.flushHeaders();
+      return true;
+    };
     const onClientClose = () => {
       if (!outgoing.writableFinished) abort(Errors.clientClosed());
     };
@@ -110,8 +132,12 @@ export function forwardToBackend(
             held = { status, headers };
             return;
           }
-          outgoing.writeHead(status, headers);
-          outgoing.flushHeaders();
+          if (gated)
+            held = { status, headers }; // written at the commit, with the first chunk
+          else {
+            outgoing.writeHead(status, headers);
+            outgoing.flushHeaders();
+          }
           relay = createSseRelay(!req.clientWantsUsage, {
             onContent(count, previous) {
               const now = deps.clock.now();
@@ -138,6 +164,8 @@ export function forwardToBackend(
             parts.push(chunk);
             return;
           }
+          if (held !== null && !commitHead()) return;
+          if (refused) return;
           const out = relay?.push(chunk) ?? null;
           if (out === null) return;
           // One socket read often carries many events; gather them and write once per tick
@@ -147,10 +175,14 @@ export function forwardToBackend(
         },
         onEnd() {
           cleanup();
+          if (refused || (held !== null && !commitHead())) {
+            // Cancelled before its first byte: nothing was written, the cancel answers it.
+            reject(new ForwardError(classifyFailure(null, abortReason, grant.backendId, true)));
+            return;
+          }
           if (parts !== null) {
             const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
             if (ok) step.usage = usageOfBody(body);
-            outgoing.writeHead(held!.status, held!.headers);
             outgoing.end(body);
           } else {
             const rest = relay?.flush() ?? null;

@@ -1,13 +1,16 @@
 /**
  * Turns a client's completion request into what the core and the backend need: identity,
- * the message sizes the core estimates tokens from, the streaming flags, and the body to
- * forward. The body is re-serialised only when maitred changed it (identity fields removed,
- * `stream_options.include_usage` added); otherwise the client's bytes go through untouched.
+ * the message sizes the core estimates tokens from, the streaming flags, the priority class
+ * (when priorities are on) and the body to forward. The body is re-serialised only when maitred
+ * changed it (identity or class fields removed, `stream_options.include_usage` added);
+ * otherwise the client's bytes go through untouched.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
+import type { PriorityClass } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
+import type { ClassResolver } from "./request-class.ts";
 
 export type Endpoint = "chat" | "completions";
 
@@ -24,6 +27,10 @@ export interface PreparedRequest {
   clientWantsUsage: boolean;
   messageChars: number[];
   maxWaitMs: number | undefined;
+  /** Effective (clamped) class; null while priorities are off. */
+  priorityClass: PriorityClass | null;
+  /** The tenant's ceiling lowered the requested class. */
+  classClamped: boolean;
   body: Buffer;
 }
 
@@ -93,12 +100,14 @@ export function prepareRequest(
   raw: Buffer,
   headers: IncomingHttpHeaders,
   identityOrder: readonly IdentitySource[],
+  classes: ClassResolver | null = null,
 ): PreparedRequest {
   const body = parseBody(raw);
   const maxWaitMs = maxWaitOf(headers);
   const identity = resolveProgramIdentity(body, headers, identityOrder);
+  const cls = classes === null ? null : classes.resolve(body, headers);
   const stream = body.stream === true;
-  let modified = identity.stripped;
+  let modified = identity.stripped || cls?.stripped === true;
   let clientWantsUsage = false;
   if (stream) {
     const so = body.stream_options;
@@ -119,6 +128,8 @@ export function prepareRequest(
     clientWantsUsage,
     messageChars: messageCharsOf(endpoint, body),
     maxWaitMs,
+    priorityClass: cls?.priorityClass ?? null,
+    classClamped: cls?.clamped === true,
     body: modified ? Buffer.from(JSON.stringify(body)) : raw,
   };
 }

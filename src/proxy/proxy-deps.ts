@@ -6,6 +6,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { InflightTracker } from "../runtime/inflight-tracker.ts";
 import type { RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
+import type { ClassResolver } from "./request-class.ts";
 
 /** Everything the HTTP layer needs, built once by the composition root. */
 export interface ProxyDeps {
@@ -17,6 +18,11 @@ export interface ProxyDeps {
   logger: Logger;
   inflight: InflightTracker;
   identityOrder: readonly IdentitySource[];
+  /**
+   * Priority classes (issue 5): resolves each request's class; null while priorities are off,
+   * and then nothing about a request's class is read, stripped or gated.
+   */
+  priority: ClassResolver | null;
   maxBodySize: number;
   /** Streamed completion tokens between `request_progress` events. */
   progressIntervalTokens: number;

@@ -9,9 +9,11 @@
  * through as the backend sent them, chunk by chunk with backpressure. Errors raised before
  * anything was written are thrown to Hono's onError (the one envelope mapping); after that the
  * stream gets an SSE error event, as vLLM does mid-stream (reference/vllm-backend.md §3.4).
+ * With priorities on (issue 5) nothing is written before the core commits the first byte, so a
+ * request preempted before it is always answered with a clean 503 envelope.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RequestOutcome, Usage } from "../core/events.ts";
+import type { RequestOutcome, SchedulerEvent, Usage } from "../core/events.ts";
 import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardToBackend } from "./forward-to-backend.ts";
@@ -19,6 +21,8 @@ import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-r
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
 import { classifyFailure, type Failure, ForwardError } from "./upstream-failure.ts";
+
+type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
 
 /** Mutable per-request facts the `finally` reports from, whatever path ended the request. */
 interface Step {
@@ -41,8 +45,10 @@ export async function relayCompletion(
 ): Promise<void> {
   if (deps.isDraining()) throw Errors.shuttingDown();
   const raw = await readBody(incoming, deps.maxBodySize);
-  const req = prepareRequest(endpoint, raw, incoming.headers, deps.identityOrder);
+  const req = prepareRequest(endpoint, raw, incoming.headers, deps.identityOrder, deps.priority);
   const { loop, clock } = deps;
+  // Set before anything is written, so the relayed head and an error envelope both carry it.
+  if (req.priorityClass !== null) outgoing.setHeader("x-maitred-class", req.priorityClass);
   const step: Step = {
     id: deps.newRequestId(),
     arrivedAt: clock.now(),
@@ -57,7 +63,7 @@ export async function relayCompletion(
   const pending = loop.requests.open(step.id);
   const ended = deps.inflight.begin();
   try {
-    loop.send({
+    const arrived: Arrival = {
       kind: "request_arrived",
       now: step.arrivedAt,
       requestId: step.id,
@@ -66,7 +72,12 @@ export async function relayCompletion(
       messageChars: req.messageChars,
       final: req.identity.final,
       maxWaitMs: req.maxWaitMs,
-    });
+    };
+    if (req.priorityClass !== null) {
+      arrived.priorityClass = req.priorityClass;
+      arrived.classClamped = req.classClamped;
+    }
+    loop.send(arrived);
     if (pending.status === "waiting") deps.onParked();
     // Usually granted while the core handled the arrival: no promise, no wait.
     step.grant =

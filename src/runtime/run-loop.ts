@@ -28,6 +28,13 @@ export interface RunLoopOptions {
 export interface RunLoop {
   /** Queue an event; handled before `send` returns unless the loop is already draining. */
   send(event: SchedulerEvent): void;
+  /**
+   * The atomic first-byte commit (core `tryCommitFirstByte`): call synchronously right before
+   * a request's first byte is written to its client; false = write nothing, the request was
+   * cancelled (preempted) and its `cancel` effect answers it. True when the core has no such
+   * commit (a test fake): nothing can preempt there.
+   */
+  tryCommitFirstByte(requestId: string): boolean;
   /** Read-only use outside the loop (snapshots for admin routes and metrics). */
   readonly scheduler: Scheduler;
   readonly requests: RequestTable;
@@ -112,6 +119,11 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
         events.length = 0;
         draining = false;
       }
+    },
+    tryCommitFirstByte(requestId) {
+      // Never mid-event: the core runs to completion inside `send` and effects are applied
+      // after it returns, so this compare-and-set cannot interleave with a preemption.
+      return scheduler.tryCommitFirstByte?.(requestId) ?? true;
     },
     scheduler,
     requests,

@@ -12,6 +12,7 @@ import type { BackendMetricsClient } from "../backends/metrics-client.ts";
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
+import { corePriorityOf } from "../config/parse-priority.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
 import { createScheduler } from "../core/scheduler.ts";
@@ -19,9 +20,11 @@ import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
 import { createApp } from "../proxy/create-app.ts";
+import { createClassResolver } from "../proxy/request-class.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
 import { type Clock, type TimerHandle, wallClock } from "./clock.ts";
 import { createInflightTracker } from "./inflight-tracker.ts";
+import { prioritiesInForce } from "./priorities-in-force.ts";
 import { createRunLoop, type RunLoop, type RunLoopHooks } from "./run-loop.ts";
 import { startSimBackends } from "./sim-backends.ts";
 import { createTicker, type Ticker } from "./ticker.ts";
@@ -48,7 +51,7 @@ export interface RouterHandle {
 /** Retry delay for a deadline that is already due but still reported (spin guard). */
 const MIN_DEADLINE_RETRY_MS = 1000;
 
-export function schedulerConfigOf(config: RouterConfig): SchedulerConfig {
+function trSettingsOf(config: RouterConfig): SchedulerConfig {
   return {
     mode: config.router,
     placement: config.placement,
@@ -60,6 +63,13 @@ export function schedulerConfigOf(config: RouterConfig): SchedulerConfig {
     progressIntervalTokens: config.progressIntervalTokens,
     unhealthyAfterFailures: config.unhealthyAfterFailures,
   };
+}
+
+/** The scheduler's settings from the router's; `priority` only when priorities are asked for. */
+export function schedulerConfigOf(config: RouterConfig): SchedulerConfig {
+  const priority = corePriorityOf(config.priority, config.queuePolicy, config.priorityPolicy);
+  const base = trSettingsOf(config);
+  return priority === undefined ? base : { ...base, priority };
 }
 
 export async function startRouter(
@@ -104,9 +114,15 @@ export async function startRouter(
         effects,
       }),
   });
+  // The adapters follow the core: if it fell back from a broken priority section (and logged
+  // why), the router runs exactly as with priorities off.
+  const priorities = prioritiesInForce(config, loop.scheduler, logger);
   const metrics = createRouterMetrics({
     snapshot: () => loop.scheduler.snapshot(),
     pauseObservations: () => loop.scheduler.drainPauseObservations?.() ?? [],
+    priority: priorities
+      ? { queueWaitObservations: () => loop.scheduler.drainQueueWaitObservations?.() ?? [] }
+      : undefined,
     latestSample: (id) => poller.latest(id)?.sample,
   });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
@@ -164,6 +180,7 @@ export async function startRouter(
     logger,
     inflight,
     identityOrder: config.identityOrder,
+    priority: priorities ? createClassResolver(config.priority) : null,
     maxBodySize: config.maxBodySize,
     progressIntervalTokens: config.progressIntervalTokens,
     newRequestId: () => `req-${(++requestSeq).toString(36)}`,

@@ -82,3 +82,36 @@ test("serve --backends sim:1 answers requests and exits 0 on SIGTERM", async () 
     run.child.kill("SIGKILL");
   }
 });
+
+test("serve --priority --queue-policy fcfs seats requests by class and says so", async () => {
+  const run = runServe(
+    ["--priority", "--backends", "sim:1", "--host", "127.0.0.1", "--port", "0"],
+    { MAITRED_QUEUE_POLICY: "fcfs" },
+  );
+  try {
+    const url = await run.listening;
+    assert.match(run.stderr(), /"msg":"priority classes on","queuePolicy":"fcfs"/);
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-priority": "interactive" },
+      body: JSON.stringify({
+        model: "meta-llama/Llama-3.1-8B-Instruct",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 2,
+        program_id: "cli-priority",
+      }),
+    });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("x-maitred-class"), "interactive");
+    await res.arrayBuffer();
+  } finally {
+    run.child.kill("SIGKILL");
+  }
+});
+
+test("an unknown --queue-policy exits with code 2 and names the field", async () => {
+  const run = runServe(["--priority", "--queue-policy", "lifo"]);
+  const [code] = await run.exited;
+  assert.equal(code, 2);
+  assert.match(run.stderr(), /queue-policy: must be one of ta, fcfs, priority-fcfs, sjf/);
+});

@@ -148,3 +148,22 @@ test("a dispatch for a request already closed is dropped, and onDispatch fires o
   loop.send({ kind: "tick", now: 0, metrics: {} });
   assert.deepEqual(dispatched, ["here"]);
 });
+
+test("tryCommitFirstByte asks the core, and is true for a core without the commit", () => {
+  const asked: string[] = [];
+  const loop = createRunLoop({
+    logger: silentLogger,
+    createScheduler: (fx) => ({
+      ...createFakeScheduler(fx),
+      tryCommitFirstByte(id: string) {
+        asked.push(id);
+        return id !== "preempted";
+      },
+    }),
+  });
+  assert.equal(loop.tryCommitFirstByte("r1"), true);
+  assert.equal(loop.tryCommitFirstByte("preempted"), false, "the core's refusal is passed on");
+  assert.deepEqual(asked, ["r1", "preempted"]);
+  const plain = createRunLoop({ logger: silentLogger, createScheduler: createFakeScheduler });
+  assert.equal(plain.tryCommitFirstByte("r1"), true, "nothing can preempt without the commit");
+});

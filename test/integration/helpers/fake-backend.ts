@@ -1,7 +1,8 @@
 /**
  * A tiny OpenAI-compatible upstream for proxy tests: it records what it received and answers
  * with vLLM's shapes (reference/vllm-backend.md §3.4). A stream can be held open after some
- * chunks (disconnect tests); /metrics reports the configured KV capacity.
+ * chunks (disconnect tests), or, for a request with header `x-fake-hold-first`, after its head
+ * and before any chunk (preemption tests); /metrics reports the configured KV capacity.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -93,6 +94,13 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       "content-type": "text/event-stream; charset=utf-8",
       "x-upstream": "fake",
     });
+    if (req.headers["x-fake-hold-first"] !== undefined) {
+      // Head sent, no chunk yet: the engine is still prefilling (a request before its first byte).
+      res.flushHeaders();
+      heldSignal.resolve();
+      await releaseSignal.promise;
+      if (res.destroyed) return;
+    }
     res.write(chunkOf("c1", { role: "assistant", content: "" }));
     for (let i = 1; i <= tokens; i++) {
       if (options.holdAfter != null && i === options.holdAfter + 1) {

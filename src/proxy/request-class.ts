@@ -1,0 +1,76 @@
+/**
+ * A request's priority class and tenant (issue 5), resolved before the core hears of it:
+ *   1. the requested class is header `x-priority`, else a STRING body field `priority`; an
+ *      integer `priority` is vLLM's own scheduling field (reference/vllm-backend.md §3.2) and
+ *      is forwarded untouched, a string one is maitred's and is removed from the body (vLLM
+ *      would answer it with 400, §3.3);
+ *   2. the tenant is the one a mapped bearer API key names (`Authorization: Bearer <key>`),
+ *      else header `x-tenant-id` (when the config trusts it); the key wins because the
+ *      operator handed it out, while any client can write a header;
+ *   3. a tenant that is not configured, or no tenant at all, gets the config's
+ *      `default_max_class`;
+ *   4. `resolveRequestClass` (the core's one header contract) parses, answers an unknown class
+ *      with 400 and clamps the class down to the tenant's maximum, never up (seed 000).
+ */
+import type { IncomingHttpHeaders } from "node:http";
+import type { RouterPriority } from "../config/parse-priority.ts";
+import { type PriorityClass, resolveRequestClass } from "../core/api.ts";
+
+export interface RequestClass {
+  priorityClass: PriorityClass;
+  /** The tenant's ceiling lowered the requested class. */
+  clamped: boolean;
+  /** A string `priority` field was removed from the body. */
+  stripped: boolean;
+}
+
+export interface ClassResolver {
+  /** Resolve, and remove maitred's `priority` field from `body` in place; throws 400. */
+  resolve(body: Record<string, unknown>, headers: IncomingHttpHeaders): RequestClass;
+}
+
+const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function createClassResolver(config: RouterPriority): ClassResolver {
+  // Maps, not the config's plain objects: a tenant named `constructor` must not find
+  // Object.prototype's.
+  const tenants = new Map(Object.entries(config.tenants));
+  const keys = new Map(Object.entries(config.apiKeys));
+  const { defaultMaxClass, trustTenantHeader } = config;
+
+  function tenantMax(headers: IncomingHttpHeaders): PriorityClass {
+    if (keys.size > 0) {
+      const auth = header(headers, "authorization");
+      const key = auth === undefined ? undefined : BEARER.exec(auth)?.[1];
+      const tenant = key === undefined ? undefined : keys.get(key);
+      if (tenant !== undefined) return tenants.get(tenant) ?? defaultMaxClass; // 2
+    }
+    if (trustTenantHeader) {
+      const id = header(headers, "x-tenant-id")?.trim();
+      if (id) return tenants.get(id) ?? defaultMaxClass; // 2, 3
+    }
+    return defaultMaxClass; // 3
+  }
+
+  return {
+    resolve(body, headers) {
+      const fromBody = body.priority;
+      const stripped = typeof fromBody === "string"; // 1
+      if (stripped) delete body.priority;
+      const fromHeader = header(headers, "x-priority");
+      const useHeader = fromHeader !== undefined && fromHeader.trim() !== "";
+      const result = resolveRequestClass(
+        useHeader ? fromHeader : stripped ? fromBody : undefined,
+        tenantMax(headers),
+        useHeader ? "x-priority" : "priority",
+      ); // 4
+      if (!result.ok) throw result.error;
+      return { priorityClass: result.priorityClass, clamped: result.clamped, stripped };
+    },
+  };
+}
