@@ -7,6 +7,7 @@ import type { Command } from "commander";
 import { envTwin, resolveRouterConfig } from "../config/load-config.ts";
 import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
 import { startRouter } from "../runtime/service.ts";
+import { readyBanner } from "./serve-banner.ts";
 
 const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -35,6 +36,7 @@ export function registerServe(program: Command): void {
     for (const f of FIELDS) flags[f.key] = opts[camel(f.key)];
     const config = resolveRouterConfig({ flags, env: process.env });
     const router = await startRouter(config);
+    process.stdout.write(await readyBanner(router.url));
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         process.stderr.write(`maitred: ${signal} received, draining\n`);
