@@ -1,0 +1,27 @@
+import type { Command } from "commander";
+import { buildProgram } from "./program.ts";
+
+export interface FlagRow {
+  /** e.g. `--port <port>` */
+  flags: string;
+  long: string;
+  help: string;
+}
+
+/** The options of a subcommand path such as "serve" or "bench compare", help flag excluded. */
+export function flagRows(path: string): FlagRow[] {
+  let cmd: Command = buildProgram();
+  for (const name of path.split(/\s+/).filter(Boolean)) {
+    const next = cmd.commands.find((c) => c.name() === name);
+    if (!next) throw new Error(`no command ${JSON.stringify(path)}`);
+    cmd = next;
+  }
+  return cmd.options
+    .filter((o) => o.long !== "--help")
+    .map((o) => {
+      const def =
+        o.defaultValue === undefined ? "" : ` (default: ${JSON.stringify(o.defaultValue)})`;
+      const choices = o.argChoices ? ` (choices: ${o.argChoices.join(", ")})` : "";
+      return { flags: o.flags, long: o.long ?? o.flags, help: `${o.description}${choices}${def}` };
+    });
+}
