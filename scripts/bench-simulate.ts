@@ -8,17 +8,22 @@
  * of wall time. Prints wall time, simulated seconds per wall second, steps/min and ratios.
  *
  * `--sweep` also runs tr at 128 programs over placement × acting-token decay × scheduler
- * interval for every `--seeds` value and prints a markdown evidence table (mean steps/min
- * over seeds). `--buffers 500,2000` adds buffer-per-program values; `--no-credit` adds runs
- * where the core gets no prefix-sharing credit (what the core's owner may want to change).
+ * interval for every `--seeds` value and prints a markdown evidence table (means over seeds).
+ * More tr variants, each a comma list: `--headroom-steps 0,1,2,4,8` (0 = ThunderAgent's flat
+ * buffer), `--ageing 0,300,900` (seconds; 0 = off), `--buffers 500,2000` (buffer-per-program
+ * with the flat buffer); `--no-credit` adds a run where the core gets no prefix-sharing
+ * credit. Besides throughput the table shows the starvation figures: forced resumes (parked
+ * 1800 s), step latency p99 and max, and the share of paused steps that waited over 10 min.
  *
- *   node_modules/.bin/node scripts/bench-simulate.ts [--seeds 1] [--sweep] [--buffers 100,2000] [--no-credit]
- *     [--warmup 10m] [--duration 50m] [--json out.json]
+ *   node_modules/.bin/node scripts/bench-simulate.ts [--seeds 1] [--sweep] [--headroom-steps 0,4]
+ *     [--ageing 0,900] [--buffers 100,2000] [--no-credit] [--warmup 10m] [--duration 50m]
+ *     [--json out.json]
  */
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import type { RunRecords } from "../src/bench/records.ts";
 import type { Placement } from "../src/core/api.ts";
 import {
   runSimulation,
@@ -35,16 +40,22 @@ const { values: args } = parseArgs({
     seeds: { type: "string", default: "1" },
     sweep: { type: "boolean", default: false },
     buffers: { type: "string" },
+    "headroom-steps": { type: "string" },
+    ageing: { type: "string" },
     warmup: { type: "string", default: "10m" },
     duration: { type: "string", default: "50m" },
     "no-credit": { type: "boolean", default: false },
     json: { type: "string" },
   },
 });
-const buffers = (args.buffers ?? "")
-  .split(",")
-  .filter((x) => x !== "")
-  .map(Number);
+const numberList = (raw: string | undefined) =>
+  (raw ?? "")
+    .split(",")
+    .filter((x) => x !== "")
+    .map(Number);
+const buffers = numberList(args.buffers);
+const headroomSteps = numberList(args["headroom-steps"]);
+const ageingS = numberList(args.ageing);
 
 const seeds = args.seeds.split(",").map(Number);
 const base = resolveSimulateFlags({
@@ -61,6 +72,28 @@ interface Measured {
   seed: number;
   wallS: number;
   report: SimulateRunReport;
+  waits: Waits;
+}
+
+/** Parked time of the steps that ended in the steady window (the report's own window). */
+interface Waits {
+  pausedSteps: number;
+  over10Min: number;
+  over20Min: number;
+}
+
+const TEN_MIN_MS = 600_000;
+
+function waitsOf(records: RunRecords): Waits {
+  const end = base.warmupMs + base.durationMs;
+  const paused = records.steps.filter(
+    (s) => s.endMs >= base.warmupMs && s.endMs < end && s.pausedMs > 0,
+  );
+  return {
+    pausedSteps: paused.length,
+    over10Min: paused.filter((s) => s.pausedMs > TEN_MIN_MS).length,
+    over20Min: paused.filter((s) => s.pausedMs > 2 * TEN_MIN_MS).length,
+  };
 }
 const measured: Measured[] = [];
 const workloads = new Map<number, Workload>();
@@ -86,7 +119,7 @@ interface Variant {
 async function measure(v: Variant, seed: number): Promise<SimulateRunReport> {
   const workload = await workloadFor(seed);
   const t0 = performance.now();
-  const { report } = runSimulation({
+  const { report, records } = runSimulation({
     router: v.router,
     concurrency: v.concurrency,
     workload,
@@ -100,7 +133,7 @@ async function measure(v: Variant, seed: number): Promise<SimulateRunReport> {
     shapeSample: v.shapeSample,
   });
   const wallS = (performance.now() - t0) / 1000;
-  measured.push({ label: v.label, seed, wallS, report });
+  measured.push({ label: v.label, seed, wallS, report, waits: waitsOf(records) });
   const hit = report.prompt_tokens.cache_hit_rate;
   process.stdout.write(
     `${v.label.padEnd(34)} seed ${seed}  ${report.steps_per_min.toFixed(1).padStart(6)} steps/min  hit ${hit === null ? "-" : (hit * 100).toFixed(1)}%  ${wallS.toFixed(1)} s wall  ${(simS / wallS).toFixed(0)} sim-s/wall-s\n`,
@@ -138,63 +171,71 @@ console.log(ratioLine("tr / default at C=16", m("tr@16") / m("default@16"), 0.98
 console.log(
   `wall per simulated hour, tr C=128: ${mean(trRuns.map((x) => (x.wallS * 3600) / simS)).toFixed(1)} s (target <= 60 s)`,
 );
+const trAvg = (f: (x: Measured) => number) => mean(trRuns.map(f)).toFixed(1);
+console.log(
+  `starvation, tr C=128: forced resumes ${trAvg((x) => x.report.scheduler.forcedResumes)}, step p99 ${trAvg((x) => (x.report.step_latency_ms.p99 ?? 0) / 1000)} s, max ${trAvg((x) => (x.report.step_latency_ms.max ?? 0) / 1000)} s, paused steps > 10 min ${trAvg((x) => x.waits.over10Min)}, > 20 min ${trAvg((x) => x.waits.over20Min)} (of ${trAvg((x) => x.waits.pausedSteps)})`,
+);
 
-if (args.sweep || buffers.length > 0 || args["no-credit"]) {
+const extraVariants = (): Variant[] => {
+  const tr = (label: string, knobs: Variant["knobs"], extra: Partial<Variant> = {}): Variant => ({
+    label,
+    router: "tr",
+    concurrency: 128,
+    knobs,
+    ...extra,
+  });
   const variants: Variant[] = [];
   if (args.sweep) {
     for (const placement of ["best-fit", "worst-fit"] as Placement[]) {
       for (const decay of [false, true]) {
         for (const intervalS of [1, 2, 5]) {
-          variants.push({
-            label: `${placement}, decay ${decay ? "on" : "off"}, interval ${intervalS} s`,
-            router: "tr",
-            concurrency: 128,
-            o: { schedulerIntervalMs: intervalS * 1000 },
-            knobs: { placement, useActingTokenDecay: decay },
-          });
+          variants.push(
+            tr(
+              `${placement}, decay ${decay ? "on" : "off"}, interval ${intervalS} s`,
+              { placement, useActingTokenDecay: decay },
+              { o: { schedulerIntervalMs: intervalS * 1000 } },
+            ),
+          );
         }
       }
     }
   }
-  if (args["no-credit"]) {
-    // The core's prefix-sharing credit is max(0, its reasoning tokens − engine KV in use);
-    // showing it a full cache (kv usage 1) turns the credit off and nothing else.
-    for (const b of [undefined, ...buffers]) {
-      variants.push({
-        label: `no shared credit${b === undefined ? "" : `, buffer ${b}`}`,
-        router: "tr",
-        concurrency: 128,
-        knobs: b === undefined ? {} : { bufferPerProgram: b },
-        shapeSample: (s) => ({ ...s, kvUsage: 1 }),
-      });
-    }
+  for (const n of headroomSteps) {
+    variants.push(tr(`headroom steps ${n}`, { growthHeadroomSteps: n }));
   }
+  for (const a of ageingS) variants.push(tr(`ageing ${a} s`, { ageingMs: a * 1000 }));
   for (const b of buffers) {
-    variants.push({
-      label: `buffer-per-program ${b}`,
-      router: "tr",
-      concurrency: 128,
-      knobs: { bufferPerProgram: b },
-    });
+    variants.push(tr(`flat buffer ${b}`, { growthHeadroomSteps: 0, bufferPerProgram: b }));
   }
-  console.log("\n# tr sweep at C=128");
+  if (args["no-credit"]) {
+    // The core's prefix-sharing credit is max(0, materialised tokens − engine KV in use);
+    // showing it a full cache (kv usage 1) turns the credit off and nothing else.
+    variants.push(tr("no shared credit", {}, { shapeSample: (s) => ({ ...s, kvUsage: 1 }) }));
+  }
+  return variants;
+};
+
+const variants = extraVariants();
+if (variants.length > 0) {
+  console.log("\n# tr variants at C=128");
   const rows: string[] = [];
+  const sec = (ms: number) => (ms / 1000).toFixed(0);
   for (const v of variants) {
-    const reports: SimulateRunReport[] = [];
-    for (const seed of seeds) reports.push(await measure(v, seed));
-    const s = mean(reports.map((r) => r.steps_per_min));
-    const hit = mean(reports.map((r) => r.prompt_tokens.cache_hit_rate ?? 0));
-    const pre = mean(reports.map((r) => r.backends.reduce((a, b) => a + b.preemptions, 0)));
-    const pauses = mean(reports.map((r) => r.scheduler.pauses));
-    const p95 = mean(reports.map((r) => r.step_latency_ms.p95 ?? 0));
+    for (const seed of seeds) await measure(v, seed);
+    const runs = measured.filter((x) => x.label === v.label);
+    const avg = (f: (x: Measured) => number) => mean(runs.map(f));
+    const s = avg((x) => x.report.steps_per_min);
+    const hit = avg((x) => x.report.prompt_tokens.cache_hit_rate ?? 0);
+    const pre = avg((x) => x.report.backends.reduce((a, b) => a + b.preemptions, 0));
+    const long = avg((x) => x.waits.over10Min / Math.max(1, x.waits.pausedSteps));
     rows.push(
-      `| ${v.label} | ${s.toFixed(1)} | ${(s / m("default@128")).toFixed(2)} | ${(s / m("oracle@128")).toFixed(2)} | ${(hit * 100).toFixed(1)} | ${pre.toFixed(0)} | ${pauses.toFixed(0)} | ${(p95 / 1000).toFixed(1)} |`,
+      `| ${v.label} | ${s.toFixed(1)} | ${(s / m("default@128")).toFixed(2)} | ${(s / m("oracle@128")).toFixed(3)} | ${(hit * 100).toFixed(1)} | ${pre.toFixed(0)} | ${avg((x) => x.report.scheduler.pauses).toFixed(0)} | ${avg((x) => x.report.scheduler.forcedResumes).toFixed(1)} | ${sec(avg((x) => x.report.step_latency_ms.p99 ?? 0))} | ${sec(avg((x) => x.report.step_latency_ms.max ?? 0))} | ${(long * 100).toFixed(1)} |`,
     );
   }
   console.log(
-    `\n| tr config (C=128, mean of seeds ${seeds.join(",")}) | steps/min | vs default | vs oracle | cache hit % | engine preemptions | core pauses | step p95 (s) |`,
+    `\n| tr at C=128 (mean of seeds ${seeds.join(",")}) | steps/min | vs default | vs oracle | cache hit % | engine preemptions | core pauses | forced resumes | step p99 (s) | step max (s) | paused steps > 10 min (%) |`,
   );
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const row of rows) console.log(row);
 }
 
@@ -211,6 +252,9 @@ if (args.json) {
     preemptions: x.report.backends.reduce((a, b) => a + b.preemptions, 0),
     scheduler: x.report.scheduler,
     step_latency_ms: x.report.step_latency_ms,
+    paused_steps: x.waits.pausedSteps,
+    paused_over_10_min: x.waits.over10Min,
+    paused_over_20_min: x.waits.over20Min,
   }));
   writeFileSync(args.json, `${JSON.stringify({ runs: doc }, null, 2)}\n`);
 }

@@ -63,8 +63,23 @@ export interface SchedulerConfig {
   actingTokenWeight: number;
   /** 2^(−t) decay of acting tokens in the resume calculation (`--use-acting-token-decay`). */
   useActingTokenDecay: boolean;
-  /** Tokens of headroom per active program (ThunderAgent BUFFER_PER_PROGRAM = 100). */
+  /**
+   * Tokens of headroom per active program (ThunderAgent BUFFER_PER_PROGRAM = 100). With
+   * `growthHeadroom` it is the floor of each program's learned headroom.
+   */
   bufferPerProgram: number;
+  /**
+   * Headroom per active program = max(bufferPerProgram, this many of its learned step growths),
+   * see src/core/headroom.ts. Absent = GROWTH_HEADROOM_STEPS (4); 0 = ThunderAgent's flat
+   * buffer.
+   */
+  growthHeadroomSteps?: number;
+  /**
+   * A parked request waiting this long (ms) makes its program "aged": it is resumed first in
+   * its group and, when it does not fit, holds one backend until it does (src/core/resume.ts).
+   * Absent = AGEING_MS; 0 = off (pure smallest-first, as the original).
+   */
+  ageingMs?: number;
   /** Force resume after this long paused (ms; ThunderAgent 1800 s). */
   maxPauseMs: number;
   /** Release programs idle this long (ms; default 1800 s). */

@@ -1,5 +1,6 @@
 import { estimateContextTokens } from "./context-estimate.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { headroomOf, refreshHeadroom } from "./headroom.ts";
 import { attach } from "./ledger.ts";
 import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import { dispatchRequest } from "./program-moves.ts";
@@ -20,6 +21,7 @@ export function programFor(state: SchedulerState, ev: Arrival, programId: string
   let p = state.programs.get(programId);
   if (p === undefined) {
     p = createProgramRecord(programId, ++state.programSeq, ev.parentProgramId ?? null, state.now);
+    p.headroom = headroomOf(state, p);
     state.programs.set(p.id, p);
   }
   return p;
@@ -52,6 +54,7 @@ export function newRequest(
     cancelled: false,
     cls,
     firstByte: false,
+    prefilled: false,
   };
   state.requests.set(r.id, r);
   return r;
@@ -67,6 +70,7 @@ export function placeDirect(
   if (p.originBackend !== null && p.originBackend !== b.id) state.counters.migrations++;
   p.originBackend = null;
   p.admitSeq = ++state.admitSeq;
+  refreshHeadroom(state, p);
   attach(p, b);
   dispatchRequest(state, r, b);
 }

@@ -1,5 +1,6 @@
 import { Errors } from "../errors.ts";
 import type { BackendMetricsSample } from "./events.ts";
+import { SHARED_CREDIT_SAMPLES } from "./scheduler-config.ts";
 import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -14,18 +15,34 @@ function finiteOr(value: number, fallback: number): number {
 
 /**
  * Prefix-sharing credit from engine truth (the original never computed it: reference §3.11,
- * ThunderAgent #36): `max(0, tokens we count on the GPU − tokens the engine holds)`. Cases:
+ * ThunderAgent #36): tokens we count on the GPU that the engine does not hold. Raw credit of
+ * one sample, cases:
  *   1. capacity unknown → 0;
  *   2. the engine has requests waiting → 0: their tokens are not in the KV pool yet, so the gap
  *      is a backlog, not sharing, and crediting it would hide the very overload the pause
  *      step must see;
- *   3. otherwise the gap, with kvUsage clamped to 0..1 (a garbled value counts as full).
+ *   3. otherwise `max(0, materialised − kvUsage·capacity)`, kvUsage clamped to 0..1 (a garbled
+ *      value counts as full). `materialised` counts only REASONING programs whose request the
+ *      engine has prefilled (ledger.ts `creditTokensOf`): a request still prefilling holds a
+ *      fraction of its blocks, and counting it made the credit spike (p99 28–34K, max 63K
+ *      tokens on the DeepSeek trace) exactly when a resume had just filled the backend.
+ * The credit used is the minimum of the last SHARED_CREDIT_SAMPLES raw credits, so a gap the
+ * engine shows for a single sample never admits anyone.
  */
-function sharedCredit(b: BackendBook, sample: BackendMetricsSample): number {
+function rawCredit(b: BackendBook, sample: BackendMetricsSample): number {
   if (b.capacity === null) return 0;
   if (sample.waiting > 0) return 0;
   const kvUsage = Math.min(1, Math.max(0, finiteOr(sample.kvUsage, 1)));
-  return Math.max(0, b.reasoningTokens + b.anonymousTokens - kvUsage * b.capacity);
+  return Math.max(0, b.materialisedTokens - kvUsage * b.capacity);
+}
+
+function sharedCredit(b: BackendBook, sample: BackendMetricsSample): number {
+  const window = b.creditSamples;
+  window.push(rawCredit(b, sample));
+  if (window.length > SHARED_CREDIT_SAMPLES) window.shift();
+  let min = Number.POSITIVE_INFINITY;
+  for (const c of window) if (c < min) min = c;
+  return min;
 }
 
 /** Apply one successful poll. */
@@ -55,6 +72,7 @@ export function recordFailure(state: SchedulerState, b: BackendBook, source: str
   if (!b.healthy || b.consecutiveFailures < state.config.unhealthyAfterFailures) return;
   b.healthy = false;
   b.shared = 0;
+  b.creditSamples.length = 0;
   state.effects.log("warn", "backend unhealthy", {
     backend: b.id,
     failures: b.consecutiveFailures,

@@ -19,7 +19,8 @@ export function activeTokens(b: BackendBook): number {
 }
 
 /**
- * `used = reasoning + w·acting − shared + buffer·active` (seed 004 "Capacity Model").
+ * `used = reasoning + w·acting − shared + Σ headroom` (seed 004 "Capacity Model", where the
+ * headroom is `buffer·active`; here each program's own, at least the buffer: headroom.ts).
  * Anonymous requests are on the GPU while in flight, so they count like reasoning tokens.
  */
 export function usedTokens(b: BackendBook, config: SchedulerConfig): number {
@@ -28,7 +29,7 @@ export function usedTokens(b: BackendBook, config: SchedulerConfig): number {
     b.anonymousTokens +
     config.actingTokenWeight * b.actingTokens -
     b.shared +
-    config.bufferPerProgram * activePrograms(b)
+    b.headroomTokens
   );
 }
 
@@ -47,12 +48,7 @@ export function resumeRoomTokens(b: BackendBook, config: SchedulerConfig, now: n
   if (!config.useActingTokenDecay) return b.capacity - usedTokens(b, config);
   const acting = config.actingTokenWeight * decayedActingTokens(b, now);
   return (
-    b.capacity -
-    (b.reasoningTokens +
-      b.anonymousTokens +
-      acting -
-      b.shared +
-      config.bufferPerProgram * activePrograms(b))
+    b.capacity - (b.reasoningTokens + b.anonymousTokens + acting - b.shared + b.headroomTokens)
   );
 }
 
@@ -97,9 +93,12 @@ function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
     b.actingPrograms += sign;
     addDecay(b, sign * p.tokens, p.actingSince);
   }
+  b.materialisedTokens += sign * p.creditTokens;
+  b.headroomTokens += sign * p.headroom;
   if (p.markedForPause) {
     b.markedTokens += sign * p.tokens;
     b.markedPrograms += sign;
+    b.markedHeadroom += sign * p.headroom;
   }
   const cb = b.classBooks;
   if (cb !== null) addToClassBook(cb[p.cls], p, sign * p.tokens, sign);
@@ -156,8 +155,12 @@ export function footprintOf(p: ProgramRecord): number {
 export function refreshFootprint(p: ProgramRecord): void {
   const tokens = footprintOf(p);
   const delta = tokens - p.tokens;
-  if (delta === 0) return;
+  if (delta === 0) {
+    refreshCredit(p);
+    return;
+  }
   p.tokens = tokens;
+  refreshCredit(p);
   const b = p.backend;
   if (b === null) return;
   if (p.status === "REASONING") b.reasoningTokens += delta;
@@ -174,8 +177,41 @@ export function setStatus(p: ProgramRecord, status: ProgramStatus, now: number):
   const b = p.backend;
   if (b !== null) addToBooks(p, b, -1);
   p.status = status;
+  p.creditTokens = creditTokensOf(p);
   if (status === "ACTING") p.actingSince = now;
   if (b !== null) addToBooks(p, b, 1);
+}
+
+/**
+ * What a program counts for in its backend's materialised sum, the "tokens we count on the
+ * GPU" side of the shared credit (backend-health.ts): its footprint while REASONING with a
+ * request the engine has prefilled (first token out), else 0. A request still waiting or
+ * prefilling holds fewer blocks than we count, and that gap is not sharing.
+ */
+export function creditTokensOf(p: ProgramRecord): number {
+  if (p.status !== "REASONING") return 0;
+  for (const r of p.inFlight) if (r.prefilled) return p.tokens;
+  return 0;
+}
+
+/** Re-derive `creditTokens` (after a first token, a footprint change, a request's end). */
+export function refreshCredit(p: ProgramRecord): void {
+  const credit = creditTokensOf(p);
+  const delta = credit - p.creditTokens;
+  if (delta === 0) return;
+  p.creditTokens = credit;
+  if (p.backend !== null) p.backend.materialisedTokens += delta;
+}
+
+/** Change a program's headroom; its backend's sums follow (headroom.ts decides the value). */
+export function setHeadroom(p: ProgramRecord, headroom: number): void {
+  const delta = headroom - p.headroom;
+  if (delta === 0) return;
+  p.headroom = headroom;
+  const b = p.backend;
+  if (b === null) return;
+  b.headroomTokens += delta;
+  if (p.markedForPause) b.markedHeadroom += delta;
 }
 
 export function markForPause(p: ProgramRecord): void {
@@ -184,6 +220,7 @@ export function markForPause(p: ProgramRecord): void {
   p.markedForPause = true;
   b.markedTokens += p.tokens;
   b.markedPrograms += 1;
+  b.markedHeadroom += p.headroom;
 }
 
 /** Anonymous requests count in their backend's load while in flight (issue text). */

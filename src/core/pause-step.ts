@@ -4,13 +4,12 @@ import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
 
 /**
  * Overflow still to be freed on `b`, counting what marked programs will free when their turn
- * ends (tokens + buffer each). Positive = action needed.
+ * ends (tokens + headroom each). Positive = action needed.
  */
 export function projectedOverflow(state: SchedulerState, b: BackendBook): number {
   if (b.capacity === null) return 0;
-  const { bufferPerProgram } = state.config;
   const used = usedTokens(b, state.config);
-  return used - (b.markedTokens + bufferPerProgram * b.markedPrograms) - b.capacity;
+  return used - (b.markedTokens + b.markedHeadroom) - b.capacity;
 }
 
 /**
@@ -21,22 +20,31 @@ export function pauseOverCapacity(state: SchedulerState): void {
   for (const b of state.backends) {
     if (!isPlaceable(b)) continue;
     const overflow = projectedOverflow(state, b);
-    if (overflow <= 0) continue;
-    const victims = state.policies.pauseVictims({
-      programs: b.programs,
-      overflow,
-      actingTokenWeight: state.config.actingTokenWeight,
-      bufferPerProgram: state.config.bufferPerProgram,
+    if (overflow > 0) freeRoom(state, b, overflow, "over capacity");
+  }
+}
+
+/**
+ * Free `tokens` on `b` as the pause step does: the victim policy's ACTING programs are paused
+ * now, its REASONING ones marked (paused when their turn ends). Also used by the resume pass
+ * to make room for an aged program (resume.ts case 2).
+ */
+export function freeRoom(state: SchedulerState, b: BackendBook, tokens: number, why: string) {
+  const victims = state.policies.pauseVictims({
+    programs: b.programs,
+    overflow: tokens,
+    actingTokenWeight: state.config.actingTokenWeight,
+    bufferPerProgram: state.config.bufferPerProgram,
+  });
+  for (const p of victims.pause) pauseProgram(state, p, why);
+  for (const p of victims.mark) {
+    markForPause(p);
+    state.counters.marks++;
+    state.effects.log("debug", "program marked for pause", {
+      programId: p.id,
+      backend: b.id,
+      tokens: p.tokens,
+      why,
     });
-    for (const p of victims.pause) pauseProgram(state, p, "over capacity");
-    for (const p of victims.mark) {
-      markForPause(p);
-      state.counters.marks++;
-      state.effects.log("debug", "program marked for pause", {
-        programId: p.id,
-        backend: b.id,
-        tokens: p.tokens,
-      });
-    }
   }
 }

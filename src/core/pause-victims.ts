@@ -18,6 +18,7 @@ export interface PauseVictimInput {
   /** Projected overflow in tokens: used − marked − capacity (> 0 when called). */
   overflow: number;
   actingTokenWeight: number;
+  /** The flat buffer; the default policy uses each program's own `headroom` (≥ buffer). */
   bufferPerProgram: number;
 }
 
@@ -28,9 +29,9 @@ const bySizeThenQueueOrder = (a: ProgramRecord, b: ProgramRecord) =>
 
 /**
  * Cases, in order:
- *   1. ACTING programs, smallest first, are paused; each frees w·tokens + buffer.
+ *   1. ACTING programs, smallest first, are paused; each frees w·tokens + its headroom.
  *   2. Then unmarked REASONING programs, smallest first, are marked; each will free
- *      tokens + buffer. Marking stops as soon as the projected overflow, counting what is
+ *      tokens + its headroom. Marking stops as soon as the projected overflow, counting what is
  *      already marked, is no longer positive (the original re-tests an overflow that marks never
  *      lower and so marks every reasoning program: reference §3.11.1).
  *   3. The backend keeps at least one active, unmarked program: a lone program over capacity
@@ -55,7 +56,7 @@ export const smallestFirstVictims: PauseVictimFn = (input) => {
   for (const p of acting) {
     if (overflow <= 0 || budget <= 0) break;
     pause.push(p); // case 1
-    overflow -= input.actingTokenWeight * p.tokens + input.bufferPerProgram;
+    overflow -= input.actingTokenWeight * p.tokens + p.headroom;
     budget--;
   }
   if (overflow > 0 && budget > 0) {
@@ -63,7 +64,7 @@ export const smallestFirstVictims: PauseVictimFn = (input) => {
     for (const p of reasoning) {
       if (overflow <= 0 || budget <= 0) break;
       mark.push(p); // case 2
-      overflow -= p.tokens + input.bufferPerProgram;
+      overflow -= p.tokens + p.headroom;
       budget--;
     }
   }

@@ -1,3 +1,4 @@
+import { refreshHeadroom } from "./headroom.ts";
 import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./ledger.ts";
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { PriorityState } from "./priority/priority-state.ts";
@@ -85,6 +86,7 @@ export function resumeProgram(
   state.counters.resumes++;
   if (forced) state.counters.forcedResumes++;
   p.admitSeq = ++state.admitSeq;
+  refreshHeadroom(state, p);
   attach(p, b);
   p.originBackend = null;
   state.effects.log(

@@ -2,6 +2,7 @@ import { Errors, type MaitredError } from "../errors.ts";
 import { type Arrival, newRequest, placeDirect, programFor } from "./arrival-steps.ts";
 import { anyHealthy } from "./backend-health.ts";
 import { cleanChars } from "./context-estimate.ts";
+import { refreshHeadroom } from "./headroom.ts";
 import { activeTokens, footprintOf, isPlaceable, roomTokens } from "./ledger.ts";
 import { argMin } from "./placement.ts";
 import { arrivalClass, onPriorityArrival } from "./priority/priority-arrival.ts";
@@ -79,7 +80,8 @@ function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null
 }
 
 function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): void {
-  const need = Math.max(footprintOf(p), r.tokens) + state.config.bufferPerProgram;
+  refreshHeadroom(state, p);
+  const need = Math.max(footprintOf(p), r.tokens) + p.headroom;
   const bs = state.backends;
   const i =
     state.waitingPrograms > 0

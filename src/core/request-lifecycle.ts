@@ -1,7 +1,8 @@
 import { recordForwardSuccess } from "./backend-health.ts";
 import { messagesCoveredByUsage } from "./context-estimate.ts";
 import type { SchedulerEvent, Usage } from "./events.ts";
-import { addAnonymous, setStatus } from "./ledger.ts";
+import { observeStepEnd } from "./headroom.ts";
+import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
@@ -33,6 +34,8 @@ export function onFirstToken(state: SchedulerState, requestId: string): void {
   const r = dispatched(state, requestId);
   if (r === undefined) return;
   r.firstByte = true; // never a preemption victim from now on
+  r.prefilled = true; // its prompt is in the engine's KV cache: it may enter the shared credit
+  if (r.program !== null) refreshCredit(r.program);
   recordForwardSuccess(r.backend!);
 }
 
@@ -91,7 +94,8 @@ type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
  *      here too;
  *   3. anonymous → leaves its backend's load;
  *   4. a program's request → it leaves the program; when none is left in flight the step ends:
- *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate);
+ *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate), and
+ *      with usage the step's growth is learned (headroom.ts);
  *      then a `final` request releases the program, or a program marked for pause is paused.
  * Capacity may have freed, so a resume is tried at once.
  */
@@ -117,7 +121,10 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   if (i >= 0) p.inFlight.splice(i, 1);
   p.knownTokens = r.tokens;
   refreshProgram(state, p);
-  if (p.inFlight.length === 0) setStatus(p, "ACTING", state.now);
+  if (p.inFlight.length === 0) {
+    setStatus(p, "ACTING", state.now);
+    if (r.usageSeen) observeStepEnd(state, p, r.tokens); // the step's growth: headroom.ts
+  }
   touch(state, p);
   if (r.final) releaseProgram(state, p, "final");
   else if (p.inFlight.length === 0 && p.markedForPause) pauseProgram(state, p, "marked");

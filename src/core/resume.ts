@@ -1,4 +1,5 @@
 import { activePrograms, activeTokens, isPlaceable, resumeRoomTokens } from "./ledger.ts";
+import { freeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
 import { tryPriorityResume } from "./priority/priority-resume.ts";
 import { resumeProgram } from "./program-moves.ts";
@@ -6,13 +7,19 @@ import { compactQueueOrder } from "./queue.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
 /**
- * The resume pass (tr mode), tried on every tick and whenever capacity frees.
+ * The resume pass (tr mode), tried on every tick and whenever capacity frees. A program's need
+ * is its tokens plus its headroom (headroom.ts).
  *
  *   1. Room per placeable backend (healthy, capacity known), decayed if configured; the total
  *      is the sum of the positive rooms. When even the largest room is below the queue's need
- *      floor nothing can be placed, and the pass ends in O(backends).
+ *      floor and no program is aged, nothing can be placed and the pass ends in O(backends).
  *   2. Walk the queue in resume order and keep each program whose need fits the largest room
  *      and still fits the total (skip-and-continue, as the original: reference §3.6 step 3).
+ *      The first aged program (resume-order.ts) that does not fit gets room made for it on
+ *      the backend with the most room (`admitAged`): without this, smaller programs take
+ *      every bit of freed room and a large one waits for the forced resume, which then
+ *      overflows the backend. Making room at once keeps the backend full instead of holding it
+ *      idle while room accumulates (src/core/README.md "Evidence").
  *   3. Place the kept programs largest first: on the origin backend when it still fits (its
  *      prefix may be cached), else where the placement policy says (best fit by default).
  *      A kept program that fits no single backend any more stays queued.
@@ -43,14 +50,39 @@ export function tryResume(state: SchedulerState): void {
     if (room > maxRoom) maxRoom = room;
     if (activePrograms(b) === 0) emptyBackends++;
   }
-  if (maxRoom >= state.needFloor) placeFitting(state, rooms, total, maxRoom);
+  if (maxRoom >= state.needFloor || anyAged(state)) placeFitting(state, rooms, total, maxRoom);
   if (emptyBackends > 0 && state.waitingPrograms > 0) seatOversized(state);
 }
 
-/** The queue in resume order (near-sorted already, so the sort is close to linear). */
-function orderedQueue(state: SchedulerState): ProgramRecord[] {
-  return compactQueueOrder(state).sort(state.policies.resumeOrder);
+/** Whether the oldest parked request has waited `ageingMs` (parked requests are in time order). */
+function anyAged(state: SchedulerState): boolean {
+  const ageing = state.config.ageingMs;
+  if (ageing <= 0) return false;
+  for (const r of state.parkedOrder.values()) return (r.parkedAt as number) + ageing <= state.now;
+  return false;
 }
+
+/**
+ * The queue in resume order (near-sorted already, so the sort is close to linear). Marks the
+ * aged programs first: the order and the hold of case 2 read `aged`.
+ */
+function orderedQueue(state: SchedulerState): ProgramRecord[] {
+  const queue = compactQueueOrder(state);
+  const ageing = state.config.ageingMs;
+  for (const p of queue) {
+    p.aged =
+      ageing > 0 && p.parked.length > 0 && (p.parked[0].parkedAt as number) + ageing <= state.now;
+  }
+  return queue.sort(state.policies.resumeOrder);
+}
+
+function largestRoom(rooms: readonly (number | null)[]): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (const r of rooms) if (r !== null && r > max) max = r;
+  return max;
+}
+
+const positive = (room: number | null) => (room !== null && room > 0 ? room : 0);
 
 function placeFitting(
   state: SchedulerState,
@@ -58,12 +90,27 @@ function placeFitting(
   total: number,
   maxRoom: number,
 ): void {
-  const buffer = state.config.bufferPerProgram;
   const kept: ProgramRecord[] = [];
   let left = total;
-  for (const p of orderedQueue(state)) {
-    const need = p.tokens + buffer;
-    if (need > maxRoom || need > left) continue; // case 2
+  let agedSeen = false;
+  const queue = orderedQueue(state);
+  // Programs paused to make room for an aged one join the queue's array: not in this pass.
+  const n = queue.length;
+  for (let i = 0; i < n; i++) {
+    const p = queue[i];
+    const need = p.tokens + p.headroom;
+    if (need > maxRoom || need > left) {
+      if (p.aged && !agedSeen) {
+        agedSeen = true;
+        const h = argMaxRoom(rooms);
+        if (h < 0) continue;
+        const before = positive(rooms[h]);
+        rooms[h] = admitAged(state, p, state.backends[h], rooms[h] as number, need);
+        left += positive(rooms[h]) - before;
+        maxRoom = largestRoom(rooms);
+      }
+      continue;
+    }
     kept.push(p);
     left -= need;
     if (left < state.needFloor) break;
@@ -71,12 +118,57 @@ function placeFitting(
   // Case 3. Array.prototype.sort is stable: equal needs keep resume order.
   kept.sort((a, b) => b.tokens - a.tokens);
   for (const p of kept) {
-    const need = p.tokens + buffer;
+    const need = p.tokens + p.headroom;
     const target = chooseTarget(state, rooms, p, need);
     if (target < 0) continue;
     (rooms[target] as number) -= need;
     resumeProgram(state, p, state.backends[target], false);
   }
+}
+
+/**
+ * Case 2 for the first aged program that does not fit, on the backend with the most room:
+ * the pause-victim policy frees what is missing beyond what marked programs will free anyway
+ * (ACTING victims paused now, REASONING ones marked), then the program is resumed there if it
+ * fits; if it still waits for marked programs to end their turn, the backend is held (no other
+ * placement there in this pass). A program larger than the whole backend is left to the
+ * oversized seating. Returns the backend's room for the rest of the pass (null = held).
+ */
+function admitAged(
+  state: SchedulerState,
+  p: ProgramRecord,
+  b: BackendBook,
+  room: number,
+  need: number,
+): number | null {
+  if (b.capacity === null || need > b.capacity) return room;
+  const missing = need - room - (b.markedTokens + b.markedHeadroom);
+  if (missing > 0) freeRoom(state, b, missing, "room for an aged program");
+  const now = resumeRoomTokens(b, state.config, state.now);
+  if (now >= need) {
+    resumeProgram(state, p, b, false);
+    return now - need;
+  }
+  state.effects.log("debug", "backend held for an aged program", {
+    programId: p.id,
+    backend: b.id,
+    need,
+    room: now,
+  });
+  return null;
+}
+
+function argMaxRoom(rooms: readonly (number | null)[]): number {
+  let best = -1;
+  let bestRoom = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < rooms.length; i++) {
+    const r = rooms[i];
+    if (r !== null && r > bestRoom) {
+      best = i;
+      bestRoom = r;
+    }
+  }
+  return best;
 }
 
 function chooseTarget(
@@ -105,7 +197,7 @@ function seatOversized(state: SchedulerState): void {
     state.effects.log("info", "oversized program seated on an empty backend", {
       programId: p.id,
       backend: b.id,
-      need: p.tokens + state.config.bufferPerProgram,
+      need: p.tokens + p.headroom,
       capacity: b.capacity,
     });
     resumeProgram(state, p, b, false);

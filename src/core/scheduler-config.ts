@@ -28,7 +28,43 @@ export const CHARS_PER_TOKEN_SAMPLE_WEIGHT = 0.2;
  */
 export const MAX_PAUSE_OBSERVATIONS = 10_000;
 
-export const DEFAULT_SCHEDULER_CONFIG: Readonly<SchedulerConfig> = Object.freeze({
+/**
+ * Learned headroom (src/core/headroom.ts): each active program keeps room for this many of its
+ * steps' context growth (tool output + completion; on the mini-swe-agent DeepSeek trace 446
+ * tokens on average, p90 998, max 4.6K, against ThunderAgent's flat 100). One step covers the
+ * step in flight; the others cover the steps taken before a pause decided at the next tick
+ * frees anything (a marked program pauses only when its turn ends) and keep free KV blocks in
+ * the engine, so that an ACTING program's prefix survives its tool call (vLLM evicts free
+ * blocks in LRU order, and a program paused moments ago freed its blocks after the ACTING
+ * one). Chosen by measurement: src/core/README.md "Evidence".
+ */
+export const GROWTH_HEADROOM_STEPS = 4;
+/** Weight of a program's newest step growth in its moving average (a few steps of memory). */
+export const GROWTH_EMA_WEIGHT = 0.25;
+/** Weight of each step in the all-programs average that new programs start from. */
+export const GROWTH_PRIOR_WEIGHT = 0.05;
+/**
+ * Largest headroom one program may hold: about twice the largest step growth of the shipped
+ * traces (4.6K tokens), so one outlier step cannot reserve a large share of a backend.
+ */
+export const GROWTH_HEADROOM_CAP_TOKENS = 8192;
+/**
+ * The prefix-sharing credit is the minimum of the last this-many raw credits (one per tick): a
+ * gap the engine shows for one sample only (a request still being admitted) never counts.
+ */
+export const SHARED_CREDIT_SAMPLES = 3;
+/**
+ * Resume ageing (src/core/resume.ts case 2): a program whose parked request waited this long
+ * goes first in its resume group and, if it does not fit, gets room made for it. Half of
+ * ThunderAgent's 1800 s forced resume; chosen by measurement: src/core/README.md "Evidence".
+ */
+export const AGEING_MS = 900_000;
+
+/** The config with its optional fields filled in (what the core runs with). */
+export type ResolvedSchedulerConfig = SchedulerConfig &
+  Required<Pick<SchedulerConfig, "growthHeadroomSteps" | "ageingMs">>;
+
+export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Object.freeze({
   mode: "tr",
   placement: "best-fit",
   actingTokenWeight: ACTING_TOKEN_WEIGHT,
@@ -38,7 +74,17 @@ export const DEFAULT_SCHEDULER_CONFIG: Readonly<SchedulerConfig> = Object.freeze
   idleTimeoutMs: IDLE_TIMEOUT_MS,
   progressIntervalTokens: PROGRESS_INTERVAL_TOKENS,
   unhealthyAfterFailures: UNHEALTHY_AFTER_FAILURES,
+  growthHeadroomSteps: GROWTH_HEADROOM_STEPS,
+  ageingMs: AGEING_MS,
 });
+
+export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedulerConfig {
+  return {
+    ...config,
+    growthHeadroomSteps: config.growthHeadroomSteps ?? GROWTH_HEADROOM_STEPS,
+    ageingMs: config.ageingMs ?? AGEING_MS,
+  };
+}
 
 function nonNegative(field: string, value: number): void {
   if (!Number.isFinite(value) || value < 0) {
@@ -65,6 +111,10 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
   nonNegative("maxPauseMs", config.maxPauseMs);
   nonNegative("idleTimeoutMs", config.idleTimeoutMs);
   nonNegative("progressIntervalTokens", config.progressIntervalTokens);
+  if (config.ageingMs !== undefined) nonNegative("ageingMs", config.ageingMs);
+  if (config.growthHeadroomSteps !== undefined) {
+    nonNegative("growthHeadroomSteps", config.growthHeadroomSteps);
+  }
   if (!Number.isInteger(config.unhealthyAfterFailures) || config.unhealthyAfterFailures < 1) {
     throw new ConfigError(
       "unhealthyAfterFailures",

@@ -1,10 +1,4 @@
-import type {
-  BackendSpec,
-  ProgramState,
-  ProgramStatus,
-  SchedulerConfig,
-  SchedulerCounters,
-} from "./api.ts";
+import type { BackendSpec, ProgramState, ProgramStatus, SchedulerCounters } from "./api.ts";
 import type { Effects } from "./effects.ts";
 import type { BackendMetricsSample } from "./events.ts";
 import type { PauseVictimFn } from "./pause-victims.ts";
@@ -12,6 +6,7 @@ import type { PlacementFn } from "./placement.ts";
 import { type ClassIndex, DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import type { ClassBook, PriorityState } from "./priority/priority-state.ts";
 import type { ResumeOrder } from "./resume-order.ts";
+import type { ResolvedSchedulerConfig } from "./scheduler-config.ts";
 import { createTokenEstimator, type TokenEstimator } from "./token-estimator.ts";
 
 /**
@@ -35,6 +30,16 @@ export interface ProgramRecord {
   placedOnce: boolean;
   /** Tokens this program counts for in its backend's books (its footprint). */
   tokens: number;
+  /** Tokens it counts for in its backend's materialised sum (the shared credit; ledger.ts). */
+  creditTokens: number;
+  /** Headroom it counts for in its backend's books (headroom.ts). */
+  headroom: number;
+  /** Moving average of its context growth per step; −1 until two steps have ended. */
+  growthEma: number;
+  /** Its engine total at the end of its last step with usage; −1 before. */
+  lastStepTokens: number;
+  /** Set by each resume pass: a parked request waited `ageingMs` (resume-order.ts). */
+  aged: boolean;
   /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
   knownTokens: number;
   /** Messages already covered by `knownTokens` (0 until the first usage). */
@@ -74,6 +79,8 @@ export interface RequestRecord {
   progressApplied: number;
   usageSeen: boolean;
   cancelled: boolean;
+  /** The engine produced its first token: its prompt is in the KV cache (the shared credit). */
+  prefilled: boolean;
   /** Priority class the request arrived with (its queue, timeout and counters). */
   cls: ClassIndex;
   /** The adapter committed its first byte to the client: never preempted from then on. */
@@ -89,6 +96,14 @@ export interface BackendBook {
   capacity: number | null;
   /** Prefix-sharing credit from engine truth, refreshed every tick. */
   shared: number;
+  /** The last SHARED_CREDIT_SAMPLES raw credits, oldest first (backend-health.ts). */
+  readonly creditSamples: number[];
+  /** Σ tokens of REASONING programs whose request the engine has prefilled (ledger.ts). */
+  materialisedTokens: number;
+  /** Σ headroom of the active programs (headroom.ts). */
+  headroomTokens: number;
+  /** Σ headroom of the marked programs. */
+  markedHeadroom: number;
   reasoningTokens: number;
   actingTokens: number;
   reasoningPrograms: number;
@@ -116,7 +131,7 @@ export interface SchedulerPolicies {
 }
 
 export interface SchedulerState {
-  readonly config: SchedulerConfig;
+  readonly config: ResolvedSchedulerConfig;
   readonly effects: Effects;
   readonly policies: SchedulerPolicies;
   now: number;
@@ -152,6 +167,10 @@ export interface SchedulerState {
   admitSeq: number;
   /** Priority classes, reservations and per-class queues; null = priorities off (issue 5). */
   priority: PriorityState | null;
+  /** All programs' average step growth: the headroom of programs without their own (tokens). */
+  growthPrior: number;
+  /** Step growths observed so far (the prior's sample count). */
+  growthSamples: number;
 }
 
 export function createBackendBook(spec: BackendSpec): BackendBook {
@@ -162,6 +181,10 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
     consecutiveFailures: 0,
     capacity: null,
     shared: 0,
+    creditSamples: [],
+    materialisedTokens: 0,
+    headroomTokens: 0,
+    markedHeadroom: 0,
     reasoningTokens: 0,
     actingTokens: 0,
     reasoningPrograms: 0,
@@ -180,7 +203,7 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
 }
 
 export function createSchedulerState(
-  config: SchedulerConfig,
+  config: ResolvedSchedulerConfig,
   backends: BackendSpec[],
   effects: Effects,
   policies: SchedulerPolicies,
@@ -219,6 +242,8 @@ export function createSchedulerState(
     programSeq: 0,
     admitSeq: 0,
     priority: null,
+    growthPrior: 0,
+    growthSamples: 0,
   };
 }
 
@@ -238,6 +263,11 @@ export function createProgramRecord(
     originBackend: null,
     placedOnce: false,
     tokens: 0,
+    creditTokens: 0,
+    headroom: 0,
+    growthEma: -1,
+    lastStepTokens: -1,
+    aged: false,
     knownTokens: 0,
     countedMessages: 0,
     steps: 0,

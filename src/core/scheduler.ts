@@ -17,8 +17,12 @@ import {
   tryCommitFirstByte,
 } from "./request-lifecycle.ts";
 import { tryResume } from "./resume.ts";
-import { groupThenSmallest } from "./resume-order.ts";
-import { assertBackends, assertSchedulerConfig } from "./scheduler-config.ts";
+import { groupAgedThenSmallest } from "./resume-order.ts";
+import {
+  assertBackends,
+  assertSchedulerConfig,
+  resolveSchedulerConfig,
+} from "./scheduler-config.ts";
 import { createSchedulerState, type SchedulerState } from "./scheduler-state.ts";
 import { programView, snapshot } from "./snapshot.ts";
 import {
@@ -39,8 +43,9 @@ export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
 export function createScheduler(options: CreateSchedulerOptions): CoreScheduler {
   assertSchedulerConfig(options.config);
   assertBackends(options.backends);
-  const state = createSchedulerState({ ...options.config }, options.backends, options.effects, {
-    resumeOrder: options.policies?.resumeOrder ?? groupThenSmallest,
+  const config = resolveSchedulerConfig(options.config);
+  const state = createSchedulerState(config, options.backends, options.effects, {
+    resumeOrder: options.policies?.resumeOrder ?? groupAgedThenSmallest,
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
   });

@@ -9,13 +9,26 @@ import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
 /**
  * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so
  * the cost is the number of expiries, not the number of programs.
+ *
+ * Every timeout is one deadline `start + duration`, due when `now >= deadline`, computed the
+ * same way here and in `nextDeadline()`: with `now − duration >= start` instead, a runtime that
+ * ticks exactly at the reported deadline could find it not yet due by one floating-point
+ * rounding step (the simulator hit this with fractional virtual times).
  */
+
+export function deadlineOf(start: number, durationMs: number): number {
+  return start + durationMs;
+}
+
+function isDue(state: SchedulerState, start: number, durationMs: number): boolean {
+  return deadlineOf(start, durationMs) <= state.now;
+}
 
 /** Idle lease: release programs with nothing in flight or parked for `idleTimeoutMs`. */
 export function expireIdle(state: SchedulerState): void {
-  const limit = state.now - state.config.idleTimeoutMs;
+  const idle = state.config.idleTimeoutMs;
   for (const p of state.idleOrder.values()) {
-    if (p.lastActivity > limit) break;
+    if (!isDue(state, p.lastActivity, idle)) break;
     // Busy programs are touched again when their requests end.
     if (p.inFlight.length > 0 || p.parked.length > 0) continue;
     releaseProgram(state, p, "idle");
@@ -29,9 +42,9 @@ export function expireIdle(state: SchedulerState): void {
  * parking forever.
  */
 export function forceResumeExpired(state: SchedulerState): void {
-  const limit = state.now - state.config.maxPauseMs;
+  const maxPause = state.config.maxPauseMs;
   for (const r of state.parkedOrder.values()) {
-    if ((r.parkedAt as number) > limit) break;
+    if (!isDue(state, r.parkedAt as number, maxPause)) break;
     const p = r.program;
     const target = fewestTokensBackend(state);
     if (p === null || target === null) {
@@ -45,9 +58,9 @@ export function forceResumeExpired(state: SchedulerState): void {
 /** `maxWaitMs`: a request parked longer gets 503 paused_too_long. */
 export function rejectOverdue(state: SchedulerState): void {
   for (const r of state.deadlines) {
-    const waited = state.now - (r.parkedAt as number);
-    if (waited >= (r.maxWaitMs as number)) {
-      rejectParked(state, r, Errors.pausedTooLong(waited));
+    const parkedAt = r.parkedAt as number;
+    if (isDue(state, parkedAt, r.maxWaitMs as number)) {
+      rejectParked(state, r, Errors.pausedTooLong(state.now - parkedAt));
     }
   }
 }
@@ -67,18 +80,18 @@ export function nextDeadline(state: SchedulerState): number | null {
   let next = Number.POSITIVE_INFINITY;
   if (state.config.mode === "tr") {
     for (const r of state.parkedOrder.values()) {
-      next = Math.min(next, (r.parkedAt as number) + state.config.maxPauseMs);
+      next = Math.min(next, deadlineOf(r.parkedAt as number, state.config.maxPauseMs));
       break;
     }
   }
   for (const r of state.deadlines) {
-    next = Math.min(next, (r.parkedAt as number) + (r.maxWaitMs as number));
+    next = Math.min(next, deadlineOf(r.parkedAt as number, r.maxWaitMs as number));
   }
   // Busy programs are skipped as in `expireIdle`: reporting a deadline the tick will not act
   // on would make a runtime that wakes on it spin.
   for (const p of state.idleOrder.values()) {
     if (p.inFlight.length > 0 || p.parked.length > 0) continue;
-    next = Math.min(next, p.lastActivity + state.config.idleTimeoutMs);
+    next = Math.min(next, deadlineOf(p.lastActivity, state.config.idleTimeoutMs));
     break;
   }
   next = Math.min(next, priorityDeadline(state));

@@ -82,9 +82,48 @@ test("shared tokens come from engine truth and lower what a backend counts as us
   const h = createHarness({ backends: ["b0"], capacity: 10_000 });
   h.arrive("a1", "A", 3000);
   h.arrive("b1", "B", 3000);
-  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) }); // engine holds 4000 of our 6000
+  h.firstToken("a1");
+  h.firstToken("b1");
+  // Engine holds 4000 of our 6000; the credit is the minimum of the last 3 samples.
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) });
   assert.equal(h.backend("b0").sharedTokens, 2000);
   assert.equal(h.backend("b0").usedTokens, 6000 - 2000 + 200);
   h.tick({ b0: h.sample(10_000, { kvUsage: 0.4, waiting: 3 }) });
   assert.equal(h.backend("b0").sharedTokens, 0, "a backlog in the engine is not sharing");
+});
+
+test("a request still prefilling (no first token yet) gives no shared credit", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  h.arrive("a1", "A", 3000);
+  h.arrive("b1", "B", 3000);
+  h.firstToken("a1");
+  // B's prompt is only partly in the engine: kvUsage shows 3000 + a chunk of B's 3000.
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.35 }) });
+  assert.equal(h.backend("b0").sharedTokens, 0, "got credit for B's unprefilled prompt");
+  h.firstToken("b1");
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.5 }) });
+  assert.equal(h.backend("b0").sharedTokens, 1000, "both prefilled: 6000 counted, 5000 held");
+});
+
+test("the shared credit is the minimum of the last 3 samples: a one-sample gap never counts", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  h.arrive("a1", "A", 4000);
+  h.firstToken("a1");
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.3 }) });
+  assert.equal(h.backend("b0").sharedTokens, 1000);
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.1 }) }); // a 3000-token gap, once
+  assert.equal(h.backend("b0").sharedTokens, 1000, "the spike is not credited");
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) });
+  assert.equal(h.backend("b0").sharedTokens, 0, "a smaller gap counts at once");
+});
+
+test("a program whose step ended leaves the credit: its KV is idle, not shared", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  h.arrive("a1", "A", 4000);
+  h.firstToken("a1");
+  h.usage("a1", 4000);
+  h.finish("a1");
+  assert.equal(h.program("A")?.status, "ACTING");
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0 }) });
+  assert.equal(h.backend("b0").sharedTokens, 0, "ACTING tokens never enter the credit");
 });

@@ -40,6 +40,17 @@ export function sample(
   };
 }
 
+/**
+ * The defaults with ThunderAgent's flat buffer and no resume ageing: most core tests check a
+ * mechanism with exact token arithmetic (buffer 100 per program). Tests of the learned headroom
+ * and of ageing turn them on through `config`.
+ */
+export const THUNDERAGENT_HEADROOM: SchedulerConfig = {
+  ...DEFAULT_SCHEDULER_CONFIG,
+  growthHeadroomSteps: 0,
+  ageingMs: 0,
+};
+
 export interface HarnessOptions {
   backends?: string[];
   config?: Partial<SchedulerConfig>;
@@ -63,7 +74,7 @@ export function createHarness(options: HarnessOptions = {}) {
   };
   const specs: BackendSpec[] = ids.map((id) => ({ id, type: "vllm" }));
   const scheduler: CoreScheduler = createScheduler({
-    config: { ...DEFAULT_SCHEDULER_CONFIG, ...options.config },
+    config: { ...THUNDERAGENT_HEADROOM, ...options.config },
     backends: specs,
     effects,
     policies: options.policies,
@@ -118,6 +129,10 @@ export function createHarness(options: HarnessOptions = {}) {
         ...(extra.priorityClass === undefined ? {} : { priorityClass: extra.priorityClass }),
         ...(extra.classClamped === undefined ? {} : { classClamped: extra.classClamped }),
       });
+    },
+    /** The engine's first token for the request: its prompt is prefilled. */
+    firstToken(requestId: string) {
+      scheduler.handle({ kind: "request_first_token", now, requestId });
     },
     usage(requestId: string, totalTokens: number, promptTokens = totalTokens) {
       const usage: Usage = {

@@ -4,28 +4,63 @@ import {
   attach,
   decayedActingTokens,
   detach,
+  refreshCredit,
   refreshFootprint,
+  setHeadroom,
   setStatus,
   usedTokens,
 } from "../../src/core/ledger.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
-import { createBackendBook, createProgramRecord } from "../../src/core/scheduler-state.ts";
+import {
+  createBackendBook,
+  createProgramRecord,
+  type RequestRecord,
+} from "../../src/core/scheduler-state.ts";
 
 test("books follow status, footprint and detach incrementally, back to zero", () => {
   const b = createBackendBook({ id: "b0", type: "vllm" });
   const p = createProgramRecord("p", 1, null, 0);
   p.knownTokens = 500;
+  p.headroom = 100;
   refreshFootprint(p);
   attach(p, b);
-  assert.deepEqual([b.actingTokens, b.actingPrograms], [500, 1]);
+  assert.deepEqual([b.actingTokens, b.actingPrograms, b.headroomTokens], [500, 1, 100]);
   setStatus(p, "REASONING", 0);
   assert.deepEqual([b.reasoningTokens, b.actingTokens, b.reasoningPrograms], [500, 0, 1]);
   p.knownTokens = 700;
   refreshFootprint(p);
   assert.equal(b.reasoningTokens, 700);
-  assert.equal(usedTokens(b, DEFAULT_SCHEDULER_CONFIG), 800);
+  setHeadroom(p, 300);
+  assert.equal(usedTokens(b, DEFAULT_SCHEDULER_CONFIG), 1000, "700 tokens + 300 headroom");
   detach(p);
-  assert.deepEqual([b.reasoningTokens, b.reasoningPrograms, b.programs.size], [0, 0, 0]);
+  assert.deepEqual(
+    [b.reasoningTokens, b.reasoningPrograms, b.programs.size, b.headroomTokens],
+    [0, 0, 0, 0],
+  );
+});
+
+test("the materialised sum counts a REASONING program only once its request is prefilled", () => {
+  const b = createBackendBook({ id: "b0", type: "vllm" });
+  const p = createProgramRecord("p", 1, null, 0);
+  p.knownTokens = 500;
+  refreshFootprint(p);
+  attach(p, b);
+  setStatus(p, "REASONING", 0);
+  const r = { prefilled: false } as RequestRecord;
+  p.inFlight.push(r);
+  refreshCredit(p);
+  assert.equal(b.materialisedTokens, 0, "prefilling: not in the engine's KV yet");
+  r.prefilled = true;
+  refreshCredit(p);
+  assert.equal(b.materialisedTokens, 500);
+  p.knownTokens = 800;
+  refreshFootprint(p);
+  assert.equal(b.materialisedTokens, 800, "footprint changes follow");
+  setStatus(p, "ACTING", 0);
+  assert.equal(b.materialisedTokens, 0, "ACTING leaves the sum");
+  setStatus(p, "REASONING", 0);
+  detach(p);
+  assert.equal(b.materialisedTokens, 0, "back to zero after detach");
 });
 
 test("decayed acting tokens halve every second and survive long clocks without overflow", () => {

@@ -14,7 +14,43 @@ test("defaults carry the reference constants (buffer 100, 1800 s pause and idle 
     ["tr", "best-fit", 100, 1_800_000, 1_800_000, 1],
   );
   assert.equal(c.useActingTokenDecay, false);
+  assert.deepEqual([c.growthHeadroomSteps, c.ageingMs], [4, 900_000]);
 });
+
+test("a config without the optional knobs runs with their defaults", () => {
+  const { growthHeadroomSteps: _g, ageingMs: _a, ...plain } = DEFAULT_SCHEDULER_CONFIG;
+  const s = createScheduler({ config: plain, backends: [{ id: "b0", type: "vllm" }], effects });
+  s.handle({ kind: "tick", now: 0, metrics: { b0: sampleWithCapacity(100_000) } });
+  for (const [i, total] of [1000, 1500].entries()) {
+    const id = `a${i}`;
+    s.handle({
+      kind: "request_arrived",
+      now: 0,
+      requestId: id,
+      programId: "A",
+      messageChars: [total * 5],
+      final: false,
+    });
+    const usage = { promptTokens: total, completionTokens: 0, totalTokens: total };
+    s.handle({ kind: "request_usage", now: 0, requestId: id, usage });
+    s.handle({ kind: "request_finished", now: 0, requestId: id, outcome: "ok" });
+  }
+  assert.equal(s.snapshot().backends[0].usedTokens, 1500 + 4 * 500, "learned headroom is on");
+});
+
+function sampleWithCapacity(capacityTokens: number) {
+  return {
+    capacityTokens,
+    kvUsage: 1,
+    running: 0,
+    waiting: 0,
+    preemptionsTotal: 0,
+    prefixCacheQueriesTotal: 0,
+    prefixCacheHitsTotal: 0,
+    promptTokensTotal: 0,
+    generationTokensTotal: 0,
+  };
+}
 
 const bad: [keyof SchedulerConfig, unknown][] = [
   ["mode", "fast"],
@@ -22,6 +58,8 @@ const bad: [keyof SchedulerConfig, unknown][] = [
   ["actingTokenWeight", -1],
   ["bufferPerProgram", Number.NaN],
   ["unhealthyAfterFailures", 0],
+  ["growthHeadroomSteps", -1],
+  ["ageingMs", Number.POSITIVE_INFINITY],
 ];
 for (const [field, value] of bad) {
   test(`a bad ${field} (${String(value)}) fails with a ConfigError naming the field`, () => {

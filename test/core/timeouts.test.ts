@@ -151,3 +151,35 @@ test("shutdown rejects every parked request and every later arrival", () => {
   assert.equal(h.dispatchOf("late"), undefined);
   assert.equal(h.cancels.length, 0, "in-flight requests are left to drain");
 });
+
+// 1000.2 + 1_800_000 − 1_800_000 < 1000.2 in floating point: a check written as
+// `now − maxPause >= parkedAt` missed the very deadline `nextDeadline()` reported.
+test("a forced resume is due exactly at the deadline nextDeadline() reports, at fractional ms", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 1000 });
+  h.arrive("f1", "F", 800);
+  h.advance(0.2);
+  h.arrive("w1", "W", 300); // parked at 1000.2
+  const at = h.scheduler.nextDeadline() as number;
+  assert.equal(at, 1000.2 + MAX_PAUSE_MS);
+  h.scheduler.handle({ kind: "tick", now: at, metrics: {} });
+  assert.equal(h.dispatchOf("w1")?.backendId, "b0", "due at the reported deadline");
+  assert.equal(h.scheduler.snapshot().counters.forcedResumes, 1);
+});
+
+test("maxWaitMs and the idle lease are due exactly at their reported deadlines too", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 1000 });
+  h.arrive("f1", "F", 800);
+  h.advance(0.1);
+  h.arrive("w1", "W", 300, { maxWaitMs: 500 }); // 1000.1 + 500 − 500 < 1000.1
+  const wait = h.scheduler.nextDeadline() as number;
+  h.scheduler.handle({ kind: "tick", now: wait, metrics: {} });
+  assert.equal(h.rejectOf("w1")?.error.code, "paused_too_long");
+
+  const idle = createHarness({ backends: ["b0"], capacity: 1000, config: { idleTimeoutMs: 500 } });
+  idle.advance(0.1);
+  idle.turn("a1", "A", 100); // last activity 1000.1
+  const lease = idle.scheduler.nextDeadline() as number;
+  assert.equal(lease, 1000.1 + 500);
+  idle.scheduler.handle({ kind: "tick", now: lease, metrics: {} });
+  assert.equal(idle.program("A"), undefined, "released at the reported deadline");
+});
