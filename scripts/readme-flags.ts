@@ -1,12 +1,17 @@
 /**
- * Prints the flag tables of README.md from the commander tree itself, so the docs cannot drift
- * from the code: `node scripts/readme-flags.ts serve` (or sim-backend, bench, "bench compare",
- * simulate). test/readme.test.ts checks README lists every flag this prints.
+ * README.md's flag tables come from the commander tree itself, so the docs cannot drift from
+ * the code. `node scripts/readme-flags.ts serve` prints one table; `--write` rewrites every
+ * table between `<!-- flags:COMMAND -->` and `<!-- /flags:COMMAND -->` markers in README.md.
+ * test/readme.test.ts fails when a table is stale.
  */
-import { flagRows } from "../src/cli/flag-rows.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { flagTable, replaceFlagTables } from "../src/cli/flag-rows.ts";
 
-const path = process.argv.slice(2).join(" ") || "serve";
-const rows = flagRows(path);
-const lines = ["| flag | meaning |", "| --- | --- |"];
-for (const r of rows) lines.push(`| \`${r.flags}\` | ${r.help.replaceAll("|", "\\|")} |`);
-process.stdout.write(`${lines.join("\n")}\n`);
+const args = process.argv.slice(2);
+if (args[0] === "--write") {
+  const path = new URL("../README.md", import.meta.url);
+  writeFileSync(path, replaceFlagTables(readFileSync(path, "utf8")));
+  process.stdout.write("README.md flag tables rewritten\n");
+} else {
+  process.stdout.write(`${flagTable(args.join(" ") || "serve")}\n`);
+}

@@ -4,7 +4,6 @@ import { buildProgram } from "./program.ts";
 export interface FlagRow {
   /** e.g. `--port <port>` */
   flags: string;
-  long: string;
   help: string;
 }
 
@@ -22,6 +21,25 @@ export function flagRows(path: string): FlagRow[] {
       const def =
         o.defaultValue === undefined ? "" : ` (default: ${JSON.stringify(o.defaultValue)})`;
       const choices = o.argChoices ? ` (choices: ${o.argChoices.join(", ")})` : "";
-      return { flags: o.flags, long: o.long ?? o.flags, help: `${o.description}${choices}${def}` };
+      return { flags: o.flags, help: `${o.description}${choices}${def}` };
     });
+}
+
+/** A markdown table of a command's flags. */
+export function flagTable(path: string): string {
+  const lines = ["| flag | meaning |", "| --- | --- |"];
+  for (const r of flagRows(path)) {
+    lines.push(`| \`${r.flags}\` | ${r.help.replaceAll("|", "\\|")} |`);
+  }
+  return lines.join("\n");
+}
+
+const MARKED = /<!-- flags:([a-z -]+) -->\n[\s\S]*?<!-- \/flags:\1 -->/g;
+
+/** Rewrites every marked table of a document with the current flags. */
+export function replaceFlagTables(doc: string): string {
+  return doc.replace(
+    MARKED,
+    (_m, path: string) => `<!-- flags:${path} -->\n${flagTable(path)}\n<!-- /flags:${path} -->`,
+  );
 }

@@ -53,6 +53,8 @@ export interface RouterConfig {
   placement: Placement;
   maxBodySize: number;
   bufferPerProgram: number;
+  growthHeadroomSteps: number;
+  ageingMs: number;
   progressIntervalTokens: number;
   unhealthyAfterFailures: number;
   upstreamTimeoutMs: number;
@@ -114,6 +116,8 @@ export const DEFAULT_CONFIG: RouterConfig = {
   placement: DEFAULT_SCHEDULER_CONFIG.placement,
   maxBodySize: 32 * 1024 * 1024,
   bufferPerProgram: DEFAULT_SCHEDULER_CONFIG.bufferPerProgram,
+  growthHeadroomSteps: DEFAULT_SCHEDULER_CONFIG.growthHeadroomSteps,
+  ageingMs: DEFAULT_SCHEDULER_CONFIG.ageingMs,
   progressIntervalTokens: DEFAULT_SCHEDULER_CONFIG.progressIntervalTokens,
   unhealthyAfterFailures: DEFAULT_SCHEDULER_CONFIG.unhealthyAfterFailures,
   upstreamTimeoutMs: UPSTREAM_TIMEOUT_S * 1000,
@@ -248,6 +252,20 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<tokens>",
     help: "headroom tokens per active program",
     parse: int(0, 1_000_000),
+  },
+  {
+    key: "growth-headroom-steps",
+    prop: "growthHeadroomSteps",
+    arg: "<n>",
+    help: "headroom per program in steps of its learned context growth (0 = flat --buffer-per-program)",
+    parse: (r, s) => parseNonNegative(r, s),
+  },
+  {
+    key: "ageing",
+    prop: "ageingMs",
+    arg: "<seconds>",
+    help: "a request paused this long gets room made for it (0 = off)",
+    parse: (r, s) => parseDurationMs(r, s, true),
   },
   {
     key: "progress-interval-tokens",

@@ -58,6 +58,8 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
     actingTokenWeight: config.actingTokenWeight,
     useActingTokenDecay: config.useActingTokenDecay,
     bufferPerProgram: config.bufferPerProgram,
+    growthHeadroomSteps: config.growthHeadroomSteps,
+    ageingMs: config.ageingMs,
     maxPauseMs: config.maxPauseMs,
     idleTimeoutMs: config.idleTimeoutMs,
     progressIntervalTokens: config.progressIntervalTokens,

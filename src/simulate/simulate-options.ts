@@ -28,6 +28,8 @@ export const TR_KNOB_KEYS = [
   "max-pause",
   "idle-timeout",
   "buffer-per-program",
+  "growth-headroom-steps",
+  "ageing",
   "progress-interval-tokens",
 ] as const;
 

@@ -190,3 +190,22 @@ test("the commented example in config/ is a valid configuration", () => {
   assert.deepEqual(c.backends, ["http://localhost:8000"]);
   assert.equal(c.sim["num-gpu-blocks"], 2048);
 });
+
+test("headroom and ageing knobs reach the scheduler; ageing 0 turns it off", async () => {
+  const { schedulerConfigOf } = await import("../../src/runtime/service.ts");
+  const c = resolveRouterConfig({
+    flags: { "growth-headroom-steps": "0", ageing: "0" },
+    env: { MAITRED_BUFFER_PER_PROGRAM: "250" },
+  });
+  const s = schedulerConfigOf(c);
+  assert.equal(s.growthHeadroomSteps, 0, "0 steps = ThunderAgent's flat buffer");
+  assert.equal(s.ageingMs, 0);
+  assert.equal(s.bufferPerProgram, 250);
+  const d = schedulerConfigOf(resolveRouterConfig());
+  assert.equal(d.ageingMs, DEFAULT_CONFIG.ageingMs);
+  assert.equal(d.growthHeadroomSteps, DEFAULT_CONFIG.growthHeadroomSteps);
+  assert.equal(
+    configErrorOf(() => resolveRouterConfig({ flags: { ageing: "-5" } })).field,
+    "ageing",
+  );
+});
