@@ -220,8 +220,7 @@ export async function startRouter(
   let closing: Promise<void> | null = null;
   async function shutdown(): Promise<void> {
     draining = true;
-    ticker.stop();
-    engineTicker?.stop();
+    const pollsEnded = Promise.all([ticker.stop(), engineTicker?.stop()]);
     deadlineTimer?.cancel();
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     loop.send({ kind: "shutdown", now: clock.now() });
@@ -244,6 +243,8 @@ export async function startRouter(
     grace.cancel();
     server.closeAllConnections();
     await serverClosed;
+    // A poll still under way would fail against closed pools and log a false alarm.
+    await Promise.race([pollsEnded, graceOver]);
     await upstreams.close();
     await profiler?.close();
     await sims?.close();

@@ -26,7 +26,8 @@ export interface Ticker {
    * tick was sent and the next one is armed.
    */
   start(): Promise<void>;
-  stop(): void;
+  /** Stops ticking; resolves when a poll already under way has ended (so pools can close). */
+  stop(): Promise<void>;
   /** One poll + tick; resolves when the tick was sent. Ticks already running are joined. */
   runOnce(): Promise<void>;
 }
@@ -75,6 +76,7 @@ export function createTicker(options: TickerOptions): Ticker {
       stopped = true;
       timer?.cancel();
       timer = null;
+      return running ?? Promise.resolve();
     },
     runOnce,
   };

@@ -102,3 +102,37 @@ test("onTick receives how long polling took on the clock", async () => {
   await ticker.runOnce();
   assert.equal(pollMs, 250);
 });
+
+test("stop resolves only once a poll already under way has ended", async () => {
+  const clock = createManualClock();
+  const pollGate = deferred<MetricsSamples>();
+  let pollStarted = deferred<void>();
+  let first = true;
+  const ticker = createTicker({
+    clock,
+    intervalMs: 1000,
+    logger: silentLogger,
+    poll: () => {
+      if (first) {
+        first = false;
+        return Promise.resolve({});
+      }
+      pollStarted.resolve();
+      return pollGate.promise;
+    },
+    onTick() {},
+  });
+  await ticker.start();
+  pollStarted = deferred();
+  clock.advance(1000);
+  await pollStarted.promise;
+  let stopped = false;
+  const stopping = ticker.stop().then(() => {
+    stopped = true;
+  });
+  await Promise.resolve();
+  assert.equal(stopped, false, "stop must wait for the poll in flight");
+  pollGate.resolve({});
+  await stopping;
+  assert.equal(stopped, true);
+});
