@@ -7,6 +7,7 @@ import {
   type ValueSource,
 } from "../config/parse-value.ts";
 import { ConfigError } from "../errors.ts";
+import { parseClassMix } from "../workload/class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
@@ -36,6 +37,7 @@ export interface CommonBenchFlags {
   seed?: string;
   stagger?: string;
   maxContext?: string;
+  classMix?: string;
   json?: string;
   svg?: string;
   progress?: boolean;
@@ -71,8 +73,10 @@ export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
   // With --programs alone the run lasts until those programs end; otherwise a window.
   const duration = f.duration ?? (maxPrograms === undefined ? DEFAULT_DURATION : undefined);
   const common = { seed, staggerMs, ...(maxContextTokens ? { maxContextTokens } : {}) };
+  const workload = parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, common);
+  if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
   return {
-    workload: parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, common),
+    workload,
     concurrency:
       f.concurrency === undefined
         ? DEFAULT_CONCURRENCY

@@ -1,13 +1,14 @@
 import { setMaxListeners } from "node:events";
-import { createConversation } from "../workload/conversation.ts";
+import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
+import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
 import type { ProgramRecord, RunRecords } from "./records.ts";
 import type { StepClient, StepResponse } from "./step-client.ts";
 
 /**
- * The closed-loop agent driver: C programs in flight; when one ends the next program of the
- * workload takes its slot (agent-workloads.md §3.5, ThunderAgent's "parallel workflow
- * number"). A program sends its steps in order, each the conversation so far, and waits its
+ * The closed-loop agent driver: C programs in flight; when one ends the slot's next program
+ * takes its place (agent-workloads.md §3.5, ThunderAgent's "parallel workflow number"; a mixed
+ * workload keeps each slot on one component: src/workload/program-feed.ts). A program sends its steps in order, each the conversation so far, and waits its
  * tool time (divided by `timeScale`) between them. The run ends when the steady window closes
  * (in-flight calls are aborted, their programs count as unfinished) or when `maxPrograms`
  * programs have ended, whichever is first. Clock and sleep are injected so the loop logic can
@@ -54,7 +55,11 @@ export const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_RETRY_MS = 1000;
 /** Pause before a failed program's slot starts the next one, so a dead URL does not spin. */
 const FAILURE_BACKOFF_MS = 250;
-const RETRYABLE_STATUS = new Set([429, 503]);
+/**
+ * Statuses a client retries (as the official OpenAI clients do): 408 (the router's queue
+ * timeout), 429 (queue full) and 503 (preempted, no healthy backend), after Retry-After.
+ */
+export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 503]);
 
 /** setTimeout that resolves early (never rejects) when the signal aborts. */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -84,30 +89,40 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
   const signal = stopper.signal;
   const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
   const counts = { steps: 0, completed: 0, running: 0 };
-  let next = 0;
+  const feed = createProgramFeed(o.workload, o.concurrency);
   let stopAt: number | null = null;
   const stop = () => {
     if (stopAt === null) stopAt = elapsed();
     stopper.abort();
   };
 
+  /** The step's response (retried as RETRYABLE_STATUS says) and its first token's time. */
   async function send(
     rec: ProgramRecord,
     stepIndex: number,
     request: Parameters<StepClient["send"]>[0],
-  ) {
+  ): Promise<{ res: StepResponse; firstTokenMs: number | undefined } | null> {
     for (let attempt = 0; ; attempt++) {
       let res: StepResponse;
+      let firstTokenMs: number | undefined;
       try {
-        res = await o.client.send(request, signal);
+        res = await o.client.send(
+          {
+            ...request,
+            onFirstToken: () => {
+              firstTokenMs ??= elapsed();
+            },
+          },
+          signal,
+        );
       } catch (err) {
         if (signal.aborted) return null;
         throw err;
       }
-      if (res.ok || signal.aborted) return signal.aborted ? null : res;
+      if (res.ok || signal.aborted) return signal.aborted ? null : { res, firstTokenMs };
       records.errors.push({ programId: rec.programId, stepIndex, atMs: elapsed(), kind: res.kind });
       const retryable = res.status === null || RETRYABLE_STATUS.has(res.status);
-      if (!retryable || attempt >= maxRetries) return res;
+      if (!retryable || attempt >= maxRetries) return { res, firstTokenMs };
       await sleep((res.retryAfterMs ?? DEFAULT_RETRY_MS) / scale, signal);
       if (signal.aborted) return null;
     }
@@ -119,24 +134,24 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       launchMs: elapsed(),
       outcome: "unfinished",
     };
+    if (plan.priorityClass !== undefined) rec.priorityClass = plan.priorityClass;
     records.programs.push(rec);
     counts.running++;
-    const conversation = createConversation(plan, {
-      workloadSeed: o.workload.seed,
-      sharedPrefixTokens: o.workload.sharedPrefixTokens,
-    });
+    const conversation = createConversation(plan, conversationOptionsFor(o.workload, plan));
     const texts: (string | undefined)[] = [];
     try {
       for (let i = 0; i < plan.steps.length; i++) {
         const step = plan.steps[i];
         const startMs = elapsed();
-        const res = await send(rec, i, {
+        const sent = await send(rec, i, {
           programId: rec.programId,
           model: o.model,
           messages: conversation.messagesFor(i, texts),
           maxTokens: step.completionTokens,
+          ...(plan.priorityClass === undefined ? {} : { priorityClass: plan.priorityClass }),
         });
-        if (res === null) return;
+        if (sent === null) return;
+        const res = sent.res;
         if (!res.ok) {
           rec.outcome = "failed";
           rec.endMs = elapsed();
@@ -153,6 +168,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
           cachedTokens: res.cachedTokens,
           completionTokens: res.completionTokens,
           pausedMs: res.pausedMs,
+          ...(sent.firstTokenMs === undefined ? {} : { firstTokenMs: sent.firstTokenMs }),
         });
         counts.steps++;
         if (i === 0) rec.firstResponseMs = endMs;
@@ -171,10 +187,11 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
     }
   }
 
-  async function worker(): Promise<void> {
+  /** Slot `slot` of the loop: its programs come from the feed (a mix keeps one component). */
+  async function worker(slot: number): Promise<void> {
     while (!signal.aborted) {
-      if (o.maxPrograms !== undefined && next >= o.maxPrograms) return;
-      const plan = o.workload.programAt(next++);
+      if (o.maxPrograms !== undefined && feed.launched >= o.maxPrograms) return;
+      const plan = feed.next(slot);
       const wait = plan.startOffsetMs / scale - elapsed();
       if (wait > 0) await sleep(wait, signal);
       if (signal.aborted) return;
@@ -188,7 +205,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       if (!signal.aborted) stop();
     });
   }
-  const workers = Array.from({ length: o.concurrency }, () => worker());
+  const workers = Array.from({ length: o.concurrency }, (_, slot) => worker(slot));
   const done = Promise.all(workers).then(() => {
     records.endMs = stopAt ?? elapsed();
     stopper.abort();

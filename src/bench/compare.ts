@@ -1,7 +1,7 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
-import { loadWorkload } from "../workload/load-workload.ts";
+import { limitContext, loadWorkload } from "../workload/load-workload.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { discoverModel } from "./discover-model.ts";
 import type { RunReport } from "./report.ts";
@@ -85,13 +85,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
   }
   const reports: RunReport[] = [];
   const run = async (label: string, url: string, model: string, maxLen: number | null) => {
-    const spec =
-      maxLen === null
-        ? o.workload
-        : {
-            ...o.workload,
-            maxContextTokens: Math.min(o.workload.maxContextTokens ?? maxLen, maxLen),
-          };
+    const spec = maxLen === null ? o.workload : limitContext(o.workload, maxLen);
     const { report } = await runBench({
       router: label,
       url,

@@ -1,4 +1,6 @@
+import { formatClassTable } from "./format-class-table.ts";
 import type { RunReport } from "./report.ts";
+import { cell, ratioText, renderTable } from "./table-cells.ts";
 
 /**
  * Human tables for bench reports: one column per run, and from the second run on each number
@@ -23,6 +25,8 @@ const ROWS: Row[] = [
   { label: "step latency p50 (ms)", value: (r) => r.step_latency_ms.p50, digits: 0, ratio: true },
   { label: "step latency p95 (ms)", value: (r) => r.step_latency_ms.p95, digits: 0, ratio: true },
   { label: "step latency p99 (ms)", value: (r) => r.step_latency_ms.p99, digits: 0, ratio: true },
+  { label: "TTFT p50 (ms)", value: (r) => r.ttft_ms.p50, digits: 0, ratio: true },
+  { label: "TTFT p95 (ms)", value: (r) => r.ttft_ms.p95, digits: 0, ratio: true },
   {
     label: "first response p50 (ms)",
     value: (r) => r.first_response_ms.p50,
@@ -56,23 +60,6 @@ const ROWS: Row[] = [
   { label: "errors", value: (r) => r.errors_total, digits: 0, ratio: false },
 ];
 
-function cell(v: number | null, digits: number): string {
-  return v === null ? "-" : v.toFixed(digits);
-}
-
-function ratioText(v: number | null, base: number | null): string {
-  if (v === null || base === null || base === 0) return "";
-  return ` (${(v / base).toFixed(2)}x)`;
-}
-
-function render(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
-  const rule = widths.map((w) => "-".repeat(w)).join("  ");
-  return [line(header), rule, ...rows.map(line)].join("\n");
-}
-
 /** Side-by-side table; works for one run too. */
 export function formatRunsTable(runs: readonly RunReport[]): string {
   if (runs.length === 0) return "(no runs)";
@@ -92,5 +79,6 @@ export function formatRunsTable(runs: readonly RunReport[]): string {
   }
   const w = base.window_ms;
   const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}, steady window ${w.start}-${w.end} ms`;
-  return `${render(header, rows)}\n${footer}`;
+  const classes = formatClassTable(runs);
+  return `${renderTable(header, rows)}\n${footer}${classes === null ? "" : `\n\n${classes}`}`;
 }

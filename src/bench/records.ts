@@ -1,3 +1,5 @@
+import type { PriorityClass } from "../core/priority/priority-classes.ts";
+
 /**
  * What a run produces, as plain data: the live driver records these on the wall clock, the
  * simulator on its virtual clock, and report.ts turns either into the same report. Times are
@@ -18,6 +20,11 @@ export interface StepRecord {
   completionTokens: number;
   /** Time the router held the request (`x-maitred-paused-ms`; 0 elsewhere). */
   pausedMs: number;
+  /**
+   * First output token received (ms since start); TTFT = this − `startMs`, so it includes
+   * the time the router held the request and any retries. Absent when not measured.
+   */
+  firstTokenMs?: number;
 }
 
 /** A failed call; `kind` is `http_<status>[_<code>]` or a transport error name. */
@@ -39,6 +46,8 @@ export interface ProgramRecord {
   /** Completion or failure time. */
   endMs?: number;
   outcome: ProgramOutcome;
+  /** The class its requests asked for (`x-priority`); absent = none (the router's `default`). */
+  priorityClass?: PriorityClass;
 }
 
 export interface RunRecords {

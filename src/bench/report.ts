@@ -1,3 +1,5 @@
+import type { PriorityClass } from "../core/priority/priority-classes.ts";
+import { buildClassReports, type ClassReport, ttftValues } from "./class-report.ts";
 import { type Summary, summarize } from "./percentile.ts";
 import type { RunMeta, RunRecords } from "./records.ts";
 
@@ -68,6 +70,8 @@ export interface RunReport {
   programs_failed: number;
   /** Per-step latency (request sent → response received) of steps ending in the window. */
   step_latency_ms: LatencyJson;
+  /** Request sent → first output token, of the window's steps that measured it. */
+  ttft_ms: LatencyJson & { count: number };
   /** Program launch → end of its first response, over every program that got one. */
   first_response_ms: LatencyJson & { min: Num; spread: Num; stdev: Num; count: number };
   paused_ms: { total: number; steps_paused: number; per_step_p95: Num };
@@ -76,6 +80,8 @@ export interface RunReport {
   completion_tokens: number;
   errors: Record<string, number>;
   errors_total: number;
+  /** Per priority class (class-report.ts); programs without a class count as `default`. */
+  classes: Partial<Record<PriorityClass, ClassReport>>;
 }
 
 function latency(s: Summary): LatencyJson {
@@ -99,6 +105,7 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
   const errors: Record<string, number> = {};
   for (const e of records.errors) errors[e.kind] = (errors[e.kind] ?? 0) + 1;
   const completed = records.programs.filter((p) => p.outcome === "completed");
+  const ttft = summarize(ttftValues(steps));
   const report: RunReport = {
     router: meta.router,
     concurrency: meta.concurrency,
@@ -121,6 +128,7 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
     programs_completed_total: completed.length,
     programs_failed: records.programs.filter((p) => p.outcome === "failed").length,
     step_latency_ms: latency(summarize(steps.map((s) => s.endMs - s.startMs))),
+    ttft_ms: { ...latency(ttft), count: ttft.count },
     first_response_ms: {
       ...latency(firsts),
       min: num(firsts.min),
@@ -142,6 +150,7 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
     completion_tokens: steps.reduce((a, s) => a + s.completionTokens, 0),
     errors,
     errors_total: records.errors.length,
+    classes: buildClassReports(records, w),
   };
   if (meta.url !== undefined) report.url = meta.url;
   return report;

@@ -1,11 +1,14 @@
 import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
+import { createSseCompletionReader } from "./sse-completion.ts";
 
 /**
  * The bench's HTTP side: one chat completion per agent step against any OpenAI-compatible
  * URL (maitred, a bare vLLM/SGLang or the simulated backend, another router), over one undici
- * keep-alive pool, plus the program release call. The driver (closed-loop.ts) only sees the
- * `StepClient` interface, so it can run against a fake in tests.
+ * keep-alive pool, plus the program release call. Completions are streamed with usage
+ * (sse-completion.ts) so the first token's arrival is seen; the program's class goes as header
+ * `x-priority`. The driver (closed-loop.ts) only sees the `StepClient` interface, so it can
+ * run against a fake in tests.
  */
 
 export interface StepRequest {
@@ -14,6 +17,10 @@ export interface StepRequest {
   messages: ChatMessage[];
   /** Exact output length: sent as `max_tokens` with `ignore_eos` (agent-workloads.md §4). */
   maxTokens: number;
+  /** Sent as header `x-priority` (issue 5); absent = no header (the router's `default`). */
+  priorityClass?: string;
+  /** Called once, when the first output token arrives (TTFT). */
+  onFirstToken?: () => void;
 }
 
 export type StepResponse =
@@ -53,6 +60,8 @@ export interface StepClientOptions {
 
 /** Router header: how long maitred held the request before forwarding it. */
 export const PAUSED_MS_HEADER = "x-maitred-paused-ms";
+/** The class header maitred reads (issue 5). */
+export const PRIORITY_HEADER = "x-priority";
 const MS_PER_S = 1000;
 
 function splitUrl(url: string): { origin: string; basePath: string } {
@@ -73,29 +82,31 @@ function retryAfterMs(value: string | undefined): number | null {
 }
 
 type Json = Record<string, unknown>;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
 const asObj = (v: unknown): Json | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
-/** Pull usage and text out of a chat completion; null when the body is not one. */
-export function parseCompletion(
-  body: unknown,
-): { prompt: number; cached: number | null; completion: number; text: string | undefined } | null {
-  const usage = asObj(asObj(body)?.usage);
-  if (!usage || typeof usage.prompt_tokens !== "number") return null;
-  const details = asObj(usage.prompt_tokens_details);
-  const cached = typeof details?.cached_tokens === "number" ? details.cached_tokens : null;
-  const choice = asObj((asObj(body)?.choices as unknown[] | undefined)?.[0]);
-  const content = asObj(choice?.message)?.content;
-  return {
-    prompt: usage.prompt_tokens,
-    cached,
-    completion: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0,
-    text: typeof content === "string" ? content : undefined,
-  };
-}
+/** The router marks a request cancelled for a higher class (issue 5): `…_preempted` kinds. */
+export const PREEMPTED_HEADER = "x-maitred-preempted";
 
-/** Error kind of a non-2xx answer, from the OpenAI envelope's `type` when it has one. */
-export function errorKind(status: number, body: unknown): string {
+/**
+ * Error kind of a non-2xx answer, from the OpenAI envelope's `type` when it has one; a
+ * preemption (header `x-maitred-preempted: true`) is `http_<status>_preempted`, so reports can
+ * tell it from the other 503s.
+ */
+export function errorKind(
+  status: number,
+  body: unknown,
+  header?: (name: string) => string | undefined,
+): string {
+  if (header?.(PREEMPTED_HEADER) === "true") return `http_${status}_preempted`;
   const type = asObj(asObj(body)?.error)?.type;
   return typeof type === "string" && /^[A-Za-z]+$/.test(type)
     ? `http_${status}_${type}`
@@ -116,43 +127,50 @@ export function createStepClient(options: StepClientOptions): StepClient {
       signal,
     });
     const text = await res.body.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, body };
+    return { status: res.statusCode, headers: res.headers, body: parseJson(text) };
   }
 
   return {
     async send(req, signal) {
       try {
-        const res = await post(
-          "/v1/chat/completions",
-          {
+        const res = await pool.request({
+          method: "POST",
+          path: `${basePath}/v1/chat/completions`,
+          headers:
+            req.priorityClass === undefined
+              ? baseHeaders
+              : { ...baseHeaders, [PRIORITY_HEADER]: req.priorityClass },
+          body: JSON.stringify({
             model: req.model,
             messages: req.messages,
             max_tokens: req.maxTokens,
             ignore_eos: true,
             temperature: 0,
-            stream: false,
+            stream: true,
+            stream_options: { include_usage: true },
             program_id: req.programId,
-          },
+          }),
           signal,
-        );
-        if (res.status < 200 || res.status >= 300) {
+        });
+        const get = (name: string) => header(res.headers, name);
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          const body = parseJson(await res.body.text());
           return {
             ok: false,
-            kind: errorKind(res.status, res.body),
-            status: res.status,
-            retryAfterMs: retryAfterMs(header(res.headers, "retry-after")),
+            kind: errorKind(res.statusCode, body, get),
+            status: res.statusCode,
+            retryAfterMs: retryAfterMs(get("retry-after")),
           };
         }
-        const parsed = parseCompletion(res.body);
-        if (!parsed)
-          return { ok: false, kind: "bad_response", status: res.status, retryAfterMs: null };
-        const paused = Number(header(res.headers, PAUSED_MS_HEADER) ?? 0);
+        const reader = createSseCompletionReader(() => req.onFirstToken?.());
+        res.body.setEncoding("utf8");
+        for await (const piece of res.body) reader.push(piece as string);
+        const parsed = reader.failed ? null : reader.result();
+        if (!parsed) {
+          const kind = reader.failed ? "stream_error" : "bad_response";
+          return { ok: false, kind, status: null, retryAfterMs: null };
+        }
+        const paused = Number(get(PAUSED_MS_HEADER) ?? 0);
         return {
           ok: true,
           promptTokens: parsed.prompt,

@@ -24,15 +24,24 @@ import { runBench } from "../bench/run-bench.ts";
 import { startRouterFor } from "../bench/start-router-for.ts";
 import { renderSvgChart } from "../bench/svg-chart.ts";
 import { ConfigError } from "../errors.ts";
-import { DEFAULT_WORKLOAD, loadWorkload, SHIPPED_TRACES } from "../workload/load-workload.ts";
+import {
+  DEFAULT_WORKLOAD,
+  limitContext,
+  loadWorkload,
+  SHIPPED_TRACES,
+} from "../workload/load-workload.ts";
 import { presetNames } from "../workload/presets.ts";
 
 function addCommonOptions(cmd: Command): Command {
   const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
   return cmd
     .option(
-      "--workload <name|file>",
-      `preset or trace: ${workloads}, or a .jsonl path (default: ${DEFAULT_WORKLOAD})`,
+      "--workload <name|file|mix>",
+      `preset or trace: ${workloads}, a .jsonl path, or a mix of them, each with its share of the concurrency slots and an optional class: mix:chat@interactive=0.2,deepseek@bulk=0.8 (default: ${DEFAULT_WORKLOAD})`,
+    )
+    .option(
+      "--class-mix <classes>",
+      "priority class per program, sent as x-priority, drawn by seed from weights, e.g. interactive=0.2,bulk=0.8 (programs of a mix component with @class keep it)",
     )
     .option("--concurrency <n>", `programs in flight (default: ${DEFAULT_CONCURRENCY})`)
     .option("--time-scale <S>", "divide tool times (and simulated engines' time) by S (default: 1)")
@@ -84,8 +93,7 @@ export function registerBench(program: Command): void {
     const model = o.model ?? served?.id;
     if (!model) throw new ConfigError("--model", `cannot list models at ${o.url}; pass --model`);
     const max = served?.maxModelLen ?? undefined;
-    const spec =
-      max && !o.workload.maxContextTokens ? { ...o.workload, maxContextTokens: max } : o.workload;
+    const spec = max ? limitContext(o.workload, max) : o.workload;
     const { report } = await runBench({
       router: o.label,
       url: o.url,

@@ -31,6 +31,11 @@ function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
   return String(v);
 }
 
+/** Where serve's help says more than the simulator offers (it has no config file). */
+const SIMULATE_HELP: Partial<Record<string, string>> = {
+  priority: "turn on priority classes with the built-in class defaults",
+};
+
 export function registerSimulate(program: Command): void {
   const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
   const cmd = program
@@ -53,8 +58,12 @@ export function registerSimulate(program: Command): void {
       `programs in flight; a comma list sweeps (default: ${DEFAULT_CONCURRENCY})`,
     )
     .option(
-      "--workload <name|file>",
-      `preset or trace: ${workloads}, or a .jsonl path (default: ${DEFAULT_WORKLOAD})`,
+      "--workload <name|file|mix>",
+      `preset or trace: ${workloads}, a .jsonl path, or a mix of them, each with its share of the concurrency slots and an optional class: mix:chat@interactive=0.2,deepseek@bulk=0.8 (default: ${DEFAULT_WORKLOAD})`,
+    )
+    .option(
+      "--class-mix <classes>",
+      "priority class per program, drawn by seed from weights, e.g. interactive=0.2,bulk=0.8 (programs of a mix component with @class keep it)",
     )
     .option("--warmup <duration>", `simulated time before the window (default: ${DEFAULT_WARMUP})`)
     .option("--duration <duration>", `simulated steady window (default: ${DEFAULT_DURATION})`)
@@ -63,7 +72,8 @@ export function registerSimulate(program: Command): void {
   for (const key of TR_KNOB_KEYS) {
     const f = FIELDS.find((x) => x.key === key);
     if (f === undefined) continue;
-    const help = `${f.help}, as maitred serve (default: ${defaultText(f.prop)})`;
+    const what = SIMULATE_HELP[key] ?? f.help;
+    const help = `${what}, as maitred serve (default: ${f.defaultText ?? defaultText(f.prop)})`;
     cmd.option(f.arg ? `--${f.key} ${f.arg}` : `--${f.key}`, help);
   }
   cmd

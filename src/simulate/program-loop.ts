@@ -1,23 +1,28 @@
-import { DEFAULT_MAX_RETRIES } from "../bench/closed-loop.ts";
+import { DEFAULT_MAX_RETRIES, RETRYABLE_STATUS } from "../bench/closed-loop.ts";
 import type { ProgramRecord, RunRecords } from "../bench/records.ts";
 import { errorKind } from "../bench/step-client.ts";
 import { errorTypeForStatus, type MaitredError } from "../errors.ts";
+import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
 import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
 import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
 
 /**
- * The closed loop of `maitred bench` (src/bench/closed-loop.ts) in virtual time: C programs in
- * flight; program i starts at max(its start offset, the moment a slot frees), so the first C
- * ramp up staggered; each sends its steps in order and waits its tool time between them; when
- * one ends it is released (`program_release`) and the next program of the workload takes
- * its slot. Records are the bench's, so src/bench/report.ts builds the same report.
+ * The closed loop of `maitred bench` (src/bench/closed-loop.ts) in virtual time: C slots; a
+ * slot's next program comes from the workload's feed (src/workload/program-feed.ts: a mix gives
+ * each slot one component) and starts at max(its start offset, the moment the slot frees), so
+ * the first C ramp up staggered; each sends its steps in order, with its priority class, and
+ * waits its tool time between them; when one ends it is released (`program_release`) and the
+ * slot takes its next program. Records are the bench's, so src/bench/report.ts builds the same
+ * report; a step's start is its first attempt and its first token is recorded (TTFT).
  *
  * A rejected or cancelled request (the router answers with an error) is handled as the bench
  * client handles an HTTP error:
- *   1. the error is recorded (`http_<status>_<type>`, the bench's kinds);
- *   2. 429 and 503 are retried after their Retry-After (default 1 s), at most
- *      DEFAULT_MAX_RETRIES times, as the same step with a new request id;
+ *   1. the error is recorded (`http_<status>_<type>`, the bench's kinds; a preemption is
+ *      `http_503_preempted`);
+ *   2. 408 (queue timeout), 429 (queue full) and 503 (preempted, no backend) are retried after
+ *      their Retry-After (default 1 s), at most DEFAULT_MAX_RETRIES times, as the same step
+ *      with a new request id (closed-loop.ts RETRYABLE_STATUS);
  *   3. any other error, or a retry budget spent, fails the program: it is released and its
  *      slot starts the next program after FAILURE_BACKOFF_MS.
  */
@@ -26,7 +31,6 @@ import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
 export const DEFAULT_RETRY_MS = 1000;
 /** The bench's pause before a failed program's slot starts the next one. */
 export const FAILURE_BACKOFF_MS = 250;
-const RETRYABLE_STATUS = new Set([429, 503]);
 const MS_PER_S = 1000;
 
 export interface ProgramLoopOptions {
@@ -42,6 +46,7 @@ export interface ProgramLoop {
 }
 
 interface Running {
+  slot: number;
   plan: ProgramPlan;
   rec: ProgramRecord;
   tokens: ProgramTokens;
@@ -56,23 +61,24 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
   const { runtime, workload, records } = o;
   const kernel = runtime.kernel;
   const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
-  let next = 0;
+  const feed = createProgramFeed(workload, o.concurrency);
   let running = 0;
 
-  const startSlot = () => {
-    const plan = workload.programAt(next++);
-    kernel.schedule(Math.max(kernel.now, plan.startOffsetMs / MS_PER_S), () => launch(plan));
+  const startSlot = (slot: number) => {
+    const plan = feed.next(slot);
+    kernel.schedule(Math.max(kernel.now, plan.startOffsetMs / MS_PER_S), () => launch(slot, plan));
   };
 
-  const launch = (plan: ProgramPlan) => {
+  const launch = (slot: number, plan: ProgramPlan) => {
     const rec: ProgramRecord = {
       programId: plan.programId,
       launchMs: runtime.nowMs(),
       outcome: "unfinished",
     };
+    if (plan.priorityClass !== undefined) rec.priorityClass = plan.priorityClass;
     records.programs.push(rec);
     running++;
-    send({ plan, rec, tokens: createProgramTokens(plan, workload) }, 0, 0);
+    send({ slot, plan, rec, tokens: createProgramTokens(plan, workload) }, 0, 0, runtime.nowMs());
   };
 
   const end = (p: Running, outcome: "completed" | "failed") => {
@@ -80,20 +86,21 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     p.rec.endMs = runtime.nowMs();
     running--;
     runtime.release(p.rec.programId);
-    if (outcome === "completed") startSlot();
-    else kernel.after(FAILURE_BACKOFF_MS / MS_PER_S, startSlot);
+    if (outcome === "completed") startSlot(p.slot);
+    else kernel.after(FAILURE_BACKOFF_MS / MS_PER_S, () => startSlot(p.slot));
   };
 
-  const send = (p: Running, i: number, attempt: number) => {
+  /** Attempt `attempt` of step `i`; `startMs` is the step's first attempt. */
+  const send = (p: Running, i: number, attempt: number, startMs: number) => {
     const step = p.plan.steps[i];
     const prompt = p.tokens.prompt(i);
-    const startMs = runtime.nowMs();
     runtime.submit({
       id: attempt === 0 ? `${p.rec.programId}/${i}` : `${p.rec.programId}/${i}.${attempt}`,
       programId: p.rec.programId,
       tokens: prompt.tokens,
       messageChars: prompt.messageChars,
       maxTokens: step.completionTokens,
+      priorityClass: p.plan.priorityClass,
       onDone: (result) => done(p, i, attempt, startMs, result),
     });
   };
@@ -102,10 +109,14 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     const nowMs = runtime.nowMs();
     if (!r.ok) {
       const status = r.error.status;
-      const kind = errorKind(status, { error: { type: errorTypeForStatus(status) } });
+      const kind = errorKind(
+        status,
+        { error: { type: errorTypeForStatus(status) } },
+        (name) => r.error.headers[name],
+      );
       records.errors.push({ programId: p.rec.programId, stepIndex: i, atMs: nowMs, kind });
       if (RETRYABLE_STATUS.has(status) && attempt < maxRetries) {
-        kernel.after(retryAfterMs(r.error) / MS_PER_S, () => send(p, i, attempt + 1));
+        kernel.after(retryAfterMs(r.error) / MS_PER_S, () => send(p, i, attempt + 1, startMs));
       } else end(p, "failed");
       return;
     }
@@ -118,6 +129,7 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
       cachedTokens: r.cachedTokens,
       completionTokens: r.completionTokens,
       pausedMs: r.pausedMs,
+      ...(r.firstTokenMs === undefined ? {} : { firstTokenMs: r.firstTokenMs }),
     });
     if (i === 0) p.rec.firstResponseMs = nowMs;
     const steps = p.plan.steps;
@@ -126,10 +138,10 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
       return;
     }
     p.tokens.recordOutput(i, r.outputIds);
-    kernel.after(steps[i].toolMs / MS_PER_S, () => send(p, i + 1, 0));
+    kernel.after(steps[i].toolMs / MS_PER_S, () => send(p, i + 1, 0, runtime.nowMs()));
   };
 
-  for (let k = 0; k < o.concurrency; k++) startSlot();
+  for (let k = 0; k < o.concurrency; k++) startSlot(k);
   return {
     get programsRunning() {
       return running;

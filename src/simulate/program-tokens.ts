@@ -4,7 +4,7 @@ import {
   messageTokens,
 } from "../engine/chat-template.ts";
 import { decode } from "../engine/tokenizer.ts";
-import { createConversation } from "../workload/conversation.ts";
+import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
 
 /**
@@ -54,10 +54,7 @@ function contentChars(m: ChatMessage): number {
 }
 
 export function createProgramTokens(plan: ProgramPlan, workload: Workload): ProgramTokens {
-  const conversation = createConversation(plan, {
-    workloadSeed: workload.seed,
-    sharedPrefixTokens: workload.sharedPrefixTokens,
-  });
+  const conversation = createConversation(plan, conversationOptionsFor(workload, plan));
   // messagesFor checks the size of every text it is given; older turns are already in `ids`,
   // so only the previous step's text is passed (each step stays O(its new tokens)).
   const texts: (string | undefined)[] = [];

@@ -7,6 +7,7 @@ import { engineConfigFromProfile } from "../engine/timing.ts";
 import { createEventKernel, type TimerHandle } from "../engine/virtual-driver.ts";
 import type { Workload } from "../workload/types.ts";
 import { createTruthRecorder } from "./engine-truth.ts";
+import { createPriorityRecorder } from "./priority-truth.ts";
 import { startProgramLoop } from "./program-loop.ts";
 import { createSimRuntime, type SimRuntimeOptions } from "./sim-runtime.ts";
 import type { SimulateRunReport } from "./simulate-report.ts";
@@ -96,6 +97,10 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   const intervalS = o.schedulerIntervalMs / MS_PER_S;
   const endMs = o.warmupMs + o.durationMs;
   const endS = endMs / MS_PER_S;
+  const classes = createPriorityRecorder(runtime.scheduler, {
+    startS: o.warmupMs / MS_PER_S,
+    endS,
+  });
 
   // The first tick comes before any arrival, so the core knows every capacity (tr places
   // nothing on a backend of unknown capacity). As in the HTTP runtime (src/runtime/service.ts),
@@ -118,13 +123,15 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   const tick = () => {
     const samples = runtime.tick();
     truth.onTick(kernel.now, samples, runtime.scheduler.snapshot());
+    classes.onTick(kernel.now);
     armDeadline();
     kernel.after(intervalS, tick);
   };
   kernel.schedule(0, tick);
-  kernel.schedule(o.warmupMs / MS_PER_S, () =>
-    truth.markWindowStart(runtime.scheduler.snapshot().counters),
-  );
+  kernel.schedule(o.warmupMs / MS_PER_S, () => {
+    truth.markWindowStart(runtime.scheduler.snapshot().counters);
+    classes.markWindowStart();
+  });
 
   const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
   startProgramLoop({ runtime, workload: o.workload, concurrency: o.concurrency, records });
@@ -147,6 +154,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     { startS: o.warmupMs / MS_PER_S, endS },
     runtime.scheduler.snapshot().counters,
   );
+  const priority = classes.finish(runtime.waitingByClass());
   const report: SimulateRunReport = {
     ...base,
     simulated: {
@@ -159,6 +167,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     },
     backends: t.backends,
     scheduler: t.scheduler,
+    ...(priority === undefined ? {} : { priority }),
     series: t.series,
   };
   return { report, records };

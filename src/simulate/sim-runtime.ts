@@ -1,12 +1,14 @@
 import type { BackendSpec, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { Effects } from "../core/effects.ts";
 import type { BackendMetricsSample, SchedulerEvent } from "../core/events.ts";
+import { DEFAULT_PRIORITY_CLASS, type PriorityClass } from "../core/priority/priority-classes.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import type { SimulatedEngine } from "../engine/engine.ts";
 import type { RequestOutput } from "../engine/types.ts";
 import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
 import { Errors, MaitredError } from "../errors.ts";
 import { metricsSample } from "./engine-probe.ts";
+import type { RequestResult, SimRequest } from "./sim-request.ts";
 
 /**
  * The simulator runtime: maitred's real scheduler core (src/core/scheduler.ts, the very code
@@ -17,7 +19,7 @@ import { metricsSample } from "./engine-probe.ts";
  *   core Effects → engines:  dispatch → submit the prompt to that backend's engine;
  *                            reject → the request's owner hears the error;
  *                            cancel → engine abort, then `request_finished(cancelled)`.
- *   engine outputs → core:   first token → `request_first_token`; every N tokens →
+ *   engine outputs → core:   first token → `tryCommitFirstByte` then `request_first_token`; every N tokens →
  *                            `request_progress`; the last → `request_usage` (cached tokens
  *                            included) then `request_finished(ok)`.
  *   tick():                  every engine's stats() → one metrics sample each → `tick`.
@@ -27,28 +29,7 @@ import { metricsSample } from "./engine-probe.ts";
  * queue, so the core is never re-entered.
  */
 
-export type RequestResult =
-  | {
-      ok: true;
-      promptTokens: number;
-      cachedTokens: number;
-      completionTokens: number;
-      outputIds: number[];
-      /** How long the core held the request before dispatch (ms). */
-      pausedMs: number;
-    }
-  | { ok: false; error: MaitredError };
-
-export interface SimRequest {
-  id: string;
-  programId: string;
-  /** Prompt token ids; not copied, must not change while the request lives. */
-  tokens: number[];
-  messageChars: number[];
-  maxTokens: number;
-  /** Called once, when the request ends (answered, rejected or cancelled). */
-  onDone(result: RequestResult): void;
-}
+export type { RequestResult, SimRequest } from "./sim-request.ts";
 
 export interface SimBackend {
   id: string;
@@ -74,6 +55,12 @@ export interface SimRuntime {
   deadlineTick(atMs: number): void;
   /** Requests the runtime tracks (parked or in flight). */
   readonly liveRequests: number;
+  /**
+   * The longest wait so far of the requests not dispatched yet, by class (`default` when the
+   * program asked for none): what a wait measured at dispatch cannot show for a request that
+   * is still parked when the run ends.
+   */
+  waitingByClass(): Partial<Record<PriorityClass, number>>;
 }
 
 export interface SimRuntimeOptions {
@@ -94,6 +81,8 @@ interface Live {
   backend: number;
   pausedMs: number;
   output: number[];
+  firstTokenMs: number | undefined;
+  submittedMs: number;
 }
 
 const MS_PER_S = 1000;
@@ -182,10 +171,17 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     const l = live.get(o.id);
     // Outputs of a request aborted during the same step are stale.
     if (l === undefined || l.backend !== backend) return;
-    for (const t of o.newTokenIds) l.output.push(t);
     const now = nowMs();
     const n = o.completionTokens;
-    if (n === 1) send({ kind: "request_first_token", now, requestId: o.id });
+    if (n === 1) {
+      // The first byte to the client: committed first, as the HTTP relay does (issue 5), so a
+      // request is either preempted or delivered, never both. Effects run synchronously here,
+      // so a preempted request has already left `live`; false would mean "deliver nothing".
+      if (!(scheduler.tryCommitFirstByte?.(o.id) ?? true)) return;
+      l.firstTokenMs = now;
+      send({ kind: "request_first_token", now, requestId: o.id });
+    }
+    for (const t of o.newTokenIds) l.output.push(t);
     if (o.finishReason === undefined) {
       if (n % progressEvery === 0) {
         send({ kind: "request_progress", now, requestId: o.id, completionTokens: n });
@@ -207,6 +203,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
       completionTokens: n,
       outputIds: l.output,
       pausedMs: l.pausedMs,
+      firstTokenMs: l.firstTokenMs,
     });
   }
 
@@ -216,7 +213,14 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     backends,
     nowMs,
     submit(request) {
-      live.set(request.id, { request, backend: -1, pausedMs: 0, output: [] });
+      live.set(request.id, {
+        request,
+        backend: -1,
+        pausedMs: 0,
+        output: [],
+        firstTokenMs: undefined,
+        submittedMs: nowMs(),
+      });
       send({
         kind: "request_arrived",
         now: nowMs(),
@@ -224,6 +228,8 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
         programId: request.programId,
         messageChars: request.messageChars,
         final: false,
+        // Classes come from the workload, already valid: nothing to resolve or clamp.
+        ...(request.priorityClass === undefined ? {} : { priorityClass: request.priorityClass }),
       });
     },
     release(programId) {
@@ -244,6 +250,16 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     },
     get liveRequests() {
       return live.size;
+    },
+    waitingByClass() {
+      const now = nowMs();
+      const out: Partial<Record<PriorityClass, number>> = {};
+      for (const l of live.values()) {
+        if (l.backend >= 0) continue;
+        const cls = l.request.priorityClass ?? DEFAULT_PRIORITY_CLASS;
+        out[cls] = Math.max(out[cls] ?? 0, now - l.submittedMs);
+      }
+      return out;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_PRIORITY, type PriorityValue } from "../config/parse-priority.ts";
 import {
   parseDurationMs,
   parseInteger,
@@ -8,6 +9,7 @@ import { DEFAULT_CONFIG, FIELDS, type RouterConfig } from "../config/router-conf
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
+import { parseClassMix } from "../workload/class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
@@ -31,6 +33,9 @@ export const TR_KNOB_KEYS = [
   "growth-headroom-steps",
   "ageing",
   "progress-interval-tokens",
+  "priority",
+  "queue-policy",
+  "priority-policy",
 ] as const;
 
 /** Compare the plain proxy with tr, as `maitred bench compare` does by default. */
@@ -57,6 +62,7 @@ export interface SimulateFlags {
   warmup?: string;
   seed?: string;
   stagger?: string;
+  classMix?: string;
   json?: string;
   svg?: string;
   /** The tr knobs, camel-cased as commander hands them over. */
@@ -101,7 +107,16 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
     if (raw === undefined) continue;
     const field = FIELDS.find((f) => f.key === key);
     if (field === undefined) throw new Error(`router config has no field ${key}`);
-    target[field.prop] = field.parse(raw, src(key));
+    const value = field.parse(raw, src(key));
+    if (field.prop === "priority") {
+      // `--priority` is the switch of `maitred serve`: the built-in class defaults (the
+      // config file's section has no flag form).
+      const p = value as PriorityValue;
+      config.priority =
+        p.kind === "section"
+          ? p.priority
+          : { ...structuredClone(DEFAULT_PRIORITY), enabled: p.enabled };
+    } else target[field.prop] = value;
   }
   const { mode: _mode, ...knobs } = schedulerConfigOf(config);
   return { knobs, schedulerIntervalMs: config.schedulerIntervalMs };
@@ -139,6 +154,12 @@ export function resolveSimulateFlags(f: SimulateFlags): SimulateOptions {
   // the served max_model_len.
   const maxContextTokens = engineMaxModelLen(profile, numGpuBlocks);
   const { knobs, schedulerIntervalMs } = resolveTrKnobs(f);
+  const workload = parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, {
+    seed,
+    staggerMs,
+    maxContextTokens,
+  });
+  if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
   return {
     routers: routers as SimRouter[],
     concurrency,
@@ -148,11 +169,7 @@ export function resolveSimulateFlags(f: SimulateFlags): SimulateOptions {
         : parseInteger(f.numBackends, src("num-backends"), 1, MAX_BACKENDS),
     profile,
     numGpuBlocks,
-    workload: parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, {
-      seed,
-      staggerMs,
-      maxContextTokens,
-    }),
+    workload,
     warmupMs: parseDurationMs(f.warmup ?? DEFAULT_WARMUP, src("warmup"), true),
     durationMs: parseDurationMs(f.duration ?? DEFAULT_DURATION, src("duration")),
     seed,

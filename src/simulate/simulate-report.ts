@@ -1,7 +1,9 @@
 import { formatRunsTable } from "../bench/format-table.ts";
 import type { RunReport } from "../bench/report.ts";
 import type { SchedulerConfig, SchedulerCounters } from "../core/api.ts";
+import { PRIORITY_CLASSES } from "../core/priority/priority-classes.ts";
 import type { BackendTruth, TruthSeries } from "./engine-truth.ts";
+import type { ClassTruth, PriorityTruth } from "./priority-truth.ts";
 
 /**
  * `maitred simulate`'s report: the bench report (src/bench/report.ts, same fields, same
@@ -20,6 +22,8 @@ export interface SimulateRunReport extends RunReport {
   };
   backends: BackendTruth[];
   scheduler: SchedulerCounters;
+  /** The core's class counters and queue waits over the window (priorities in force only). */
+  priority?: PriorityTruth;
   series: TruthSeries;
 }
 
@@ -75,6 +79,43 @@ function render(header: string[], rows: string[][]): string {
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
+const CLASS_ROWS: { label: string; value(c: ClassTruth): string }[] = [
+  { label: "admitted", value: (c) => String(c.admissions.admitted) },
+  { label: "queued", value: (c) => String(c.admissions.queued) },
+  { label: "429 queue full", value: (c) => String(c.admissions.queue_full) },
+  { label: "408 queue timeout", value: (c) => String(c.admissions.queue_timeout) },
+  { label: "503 preempted", value: (c) => String(c.admissions.preempted) },
+  { label: "taken as preemption victim", value: (c) => String(c.preemptions) },
+  { label: "starvation promotions", value: (c) => String(c.promotions) },
+  {
+    label: "queue wait max (s)",
+    value: (c) => fixed(c.queue_wait_ms.max === null ? null : c.queue_wait_ms.max / 1000, 1),
+  },
+  {
+    label: "still parked at end, max (s)",
+    value: (c) => fixed(c.still_waiting_max_ms === null ? null : c.still_waiting_max_ms / 1000, 1),
+  },
+];
+
+/** The core's class counters (runs with priorities in force), or null. */
+function formatPriorityTruth(runs: readonly SimulateRunReport[]): string | null {
+  if (!runs.some((r) => r.priority !== undefined)) return null;
+  const header = [
+    "core by class (steady window)",
+    ...runs.map((r) => `${r.router} (C=${r.concurrency})`),
+  ];
+  const rows: string[][] = [];
+  for (const cls of PRIORITY_CLASSES) {
+    for (const row of CLASS_ROWS) {
+      rows.push([
+        `${cls} ${row.label}`,
+        ...runs.map((r) => (r.priority === undefined ? "-" : row.value(r.priority.classes[cls]))),
+      ]);
+    }
+  }
+  return render(header, rows);
+}
+
 /** The bench table (with ratios to the first run), then engine truth and core counters. */
 export function formatSimulateTable(runs: readonly SimulateRunReport[]): string {
   if (runs.length === 0) return "(no runs)";
@@ -88,5 +129,6 @@ export function formatSimulateTable(runs: readonly SimulateRunReport[]): string 
   const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded), scheduler interval ${s.scheduler_interval_ms / 1000} s`;
   // The bench table labels its figures as wall-clock ones; here every time is virtual.
   const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
-  return `${bench}\n\n${render(header, rows)}\n${setup}`;
+  const classes = formatPriorityTruth(runs);
+  return `${bench}\n\n${render(header, rows)}\n${setup}${classes === null ? "" : `\n\n${classes}`}`;
 }

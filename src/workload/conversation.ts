@@ -5,7 +5,7 @@ import {
 } from "../engine/chat-template.ts";
 import { countTokens, textOfTokens } from "../engine/tokenizer.ts";
 import { deriveSeed } from "./prng.ts";
-import type { ProgramPlan } from "./types.ts";
+import type { ProgramPlan, Workload } from "./types.ts";
 
 /**
  * A program's conversation, step by step: the messages of step i are those of step i−1, then
@@ -92,6 +92,19 @@ export interface ConversationOptions {
   /** The workload's seed: the same seed gives the same text, hence the same token ids. */
   workloadSeed: number;
   sharedPrefixTokens: number;
+  /** Gives a mix component its own system prompt text (absent: the workload's). */
+  systemTag?: number;
+}
+
+/** A plan's conversation options within its workload (a mix component's own system prompt). */
+export function conversationOptionsFor(
+  workload: Pick<Workload, "seed" | "sharedPrefixTokens">,
+  plan: ProgramPlan,
+): ConversationOptions {
+  const own = plan.systemPrompt;
+  return own === undefined
+    ? { workloadSeed: workload.seed, sharedPrefixTokens: workload.sharedPrefixTokens }
+    : { workloadSeed: workload.seed, sharedPrefixTokens: own.tokens, systemTag: own.tag };
 }
 
 export interface Conversation {
@@ -109,7 +122,10 @@ export function createConversation(plan: ProgramPlan, options: ConversationOptio
   const layout = layoutSteps(plan, options.sharedPrefixTokens);
   const seed = (step: number, part: number) =>
     deriveSeed(options.workloadSeed, STREAM_TEXT, plan.index, step, part);
-  const systemSeed = deriveSeed(options.workloadSeed, STREAM_SYSTEM);
+  const systemSeed =
+    options.systemTag === undefined
+      ? deriveSeed(options.workloadSeed, STREAM_SYSTEM)
+      : deriveSeed(options.workloadSeed, STREAM_SYSTEM, options.systemTag);
   // Per step: the messages this step adds (synthetic assistant text filled lazily).
   const added: ChatMessage[][] = [];
   const addedFor = (i: number): ChatMessage[] => {

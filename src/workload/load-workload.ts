@@ -1,11 +1,24 @@
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+  PRIORITY_CLASSES,
+  type PriorityClass,
+  parsePriorityClass,
+} from "../core/priority/priority-classes.ts";
 import { ConfigError } from "../errors.ts";
+import { parseWeights } from "./class-mix.ts";
+import { createMixWorkload, MIX_PREFIX } from "./mix-workload.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { parseTrace } from "./trace-parser.ts";
-import type { Workload, WorkloadSpec } from "./types.ts";
-import { createWorkload } from "./workload.ts";
+import type {
+  MixComponent,
+  MixComponentSpec,
+  SingleWorkloadSpec,
+  Workload,
+  WorkloadSpec,
+} from "./types.ts";
+import { componentSpecOf, createWorkload, mixOptionsOf } from "./workload.ts";
 
 /**
  * The file side of workloads: shipped trace names, `--workload` parsing and reading trace
@@ -26,8 +39,9 @@ export function shippedTracePath(name: string): string {
 }
 
 /**
- * `--workload VALUE`: a preset name, a shipped trace name or a path to a JSONL trace.
- * `common` carries seed, stagger and context limit.
+ * `--workload VALUE`: a preset name, a shipped trace name, a path to a JSONL trace, or a mix of
+ * those (`mix:chat@interactive=0.2,deepseek@bulk=0.8`). `common` carries seed, stagger and
+ * context limit.
  */
 export function parseWorkloadArg(
   value: string,
@@ -36,6 +50,40 @@ export function parseWorkloadArg(
 ): WorkloadSpec {
   const v = value.trim();
   if (v === "") throw new ConfigError(field, "must not be empty");
+  if (v.startsWith(MIX_PREFIX)) return { kind: "mix", components: parseMix(v, field), ...common };
+  return parseSingle(v, common, field);
+}
+
+/**
+ * `mix:NAME[@CLASS]=WEIGHT,...` (mix-workload.ts): each NAME a preset, a shipped trace or a
+ * trace path, CLASS a priority class, WEIGHT its share of the concurrency slots.
+ */
+function parseMix(v: string, field: string): MixComponentSpec[] {
+  return parseWeights(v.slice(MIX_PREFIX.length), field, (written) => {
+    const at = written.lastIndexOf("@");
+    const name = (at < 0 ? written : written.slice(0, at)).trim();
+    if (name.startsWith(MIX_PREFIX)) throw new ConfigError(field, "a mix cannot contain a mix");
+    let priorityClass: PriorityClass | undefined;
+    if (at >= 0) {
+      const cls = parsePriorityClass(written.slice(at + 1));
+      if (cls === null) {
+        throw new ConfigError(
+          field,
+          `unknown priority class in "${written}"; classes: ${PRIORITY_CLASSES.join(", ")}`,
+        );
+      }
+      priorityClass = cls;
+    }
+    const spec = parseSingle(name, {}, field);
+    return priorityClass === undefined ? { name, spec } : { name, spec, priorityClass };
+  }).map(({ item, weight }) => ({ ...item, weight }));
+}
+
+function parseSingle(
+  v: string,
+  common: Pick<WorkloadSpec, "seed" | "staggerMs" | "maxContextTokens">,
+  field: string,
+): SingleWorkloadSpec {
   if (PRESETS[v]) return { kind: "preset", name: v, ...common };
   if (SHIPPED_TRACES[v] || v.endsWith(".jsonl") || v.includes("/")) {
     return { kind: "trace", file: v, ...common };
@@ -46,8 +94,28 @@ export function parseWorkloadArg(
   );
 }
 
-/** Resolve a spec, reading its trace file if it has one. */
+/**
+ * The spec with its programs cut at `maxContextTokens` (the served max_model_len), unless it
+ * already has a smaller limit.
+ */
+export function limitContext(spec: WorkloadSpec, maxContextTokens: number): WorkloadSpec {
+  const current = spec.maxContextTokens;
+  return {
+    ...spec,
+    maxContextTokens:
+      current === undefined ? maxContextTokens : Math.min(current, maxContextTokens),
+  };
+}
+
+/** Resolve a spec, reading its trace files if it has any. */
 export async function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
+  if (spec.kind === "mix") {
+    const parts: MixComponent[] = [];
+    for (const c of spec.components) {
+      parts.push({ ...c, workload: await loadWorkload(componentSpecOf(spec, c.spec)) });
+    }
+    return createMixWorkload(parts, mixOptionsOf(spec));
+  }
   if (spec.kind !== "trace") return createWorkload(spec);
   const shipped = SHIPPED_TRACES[spec.file] !== undefined;
   const path = shipped ? shippedTracePath(spec.file) : spec.file;

@@ -165,6 +165,39 @@ const OPENHANDS_LIKE: PresetParams = {
   tool: { ...SWE_TOOL, overheadMs: 500 },
 };
 
+/**
+ * Chat sessions: the interactive traffic a priority class protects from agent batches (issue 5
+ * mixes it with agents, `--workload mix:chat@interactive=0.2,...`). Token shape of vLLM's
+ * synthetic multi-turn benchmark (agent-workloads.md "Benchmarks and datasets": 500-token common
+ * prefix, a user prefix of mean ≈ 1000 tokens, 80–120 output tokens and 120–160 new user tokens
+ * per turn); fewer turns than its 12–18 (*assumption*: median 4, at most 18); between turns a
+ * human think time, lognormal with median 10 s and σ 1 (*assumption*, from the Claude Code
+ * client think time p25/p50/p75 = 6/10/30 s of the same section).
+ */
+const CHAT_FIRST_PROMPT_SIGMA = 0.6;
+const CHAT_THINK = lognormalMedian(10 * MS_PER_S, 1);
+const CHAT_OUTPUT = lognormalMedian(100, 0.15);
+
+const CHAT: PresetParams = {
+  name: "chat",
+  description:
+    "interactive chat sessions: short prompts, few turns, human think time (10 s median)",
+  source: "agent-workloads.md: vLLM multi-turn benchmark shape; kv-cache-tester think times",
+  steps: { dist: lognormalMedian(4, 0.6), min: 1, max: 18 },
+  sharedPrefixTokens: 500,
+  firstPrompt: {
+    // Mean 1000: μ = ln 1000 − σ² / 2.
+    dist: lognormal(Math.log(1000) - CHAT_FIRST_PROMPT_SIGMA ** 2 / 2, CHAT_FIRST_PROMPT_SIGMA),
+    includesShared: false,
+  },
+  output: { byPhase: [CHAT_OUTPUT, CHAT_OUTPUT, CHAT_OUTPUT], min: 80, max: 120 },
+  keptOutputShare: 1,
+  observation: { dist: lognormalMedian(140, 0.08), min: 120, max: 160 },
+  // Every gap is a human turn (`humanGap.share` 1); the tool model is never drawn.
+  tool: { dist: CHAT_THINK, capMs: 10 * 60 * MS_PER_S, overheadMs: 0 },
+  humanGap: { share: 1, dist: CHAT_THINK },
+};
+
 export const PRESETS: Readonly<Record<string, PresetParams>> = Object.fromEntries(
   [
     SWE_BASH,
@@ -174,6 +207,7 @@ export const PRESETS: Readonly<Record<string, PresetParams>> = Object.fromEntrie
     LLM_TOOL_AGENT,
     SANDBOX_AGENT,
     OPENHANDS_LIKE,
+    CHAT,
   ].map((p) => [p.name, p]),
 );
 

@@ -1,3 +1,5 @@
+import type { PriorityClass } from "../core/priority/priority-classes.ts";
+
 /**
  * The workload contract shared by the live driver (`maitred bench`) and the virtual-time
  * simulator (`maitred simulate`): one description resolves to the same program plans in both.
@@ -29,6 +31,16 @@ export interface ProgramPlan {
    */
   startOffsetMs: number;
   steps: StepPlan[];
+  /**
+   * The program's priority class (sent as `x-priority` by the bench, `priorityClass` on
+   * `request_arrived` by the simulator); absent = no class asked for (the router's `default`).
+   */
+  priorityClass?: PriorityClass;
+  /**
+   * The system prompt of this program's own workload when it differs from the workload's (a mix
+   * component): its length, and a tag that gives each component its own prompt text.
+   */
+  systemPrompt?: { tokens: number; tag: number };
 }
 
 export interface WorkloadCommon {
@@ -38,6 +50,29 @@ export interface WorkloadCommon {
   staggerMs?: number;
   /** The model's context window: a program ends before a call that would not fit. */
   maxContextTokens?: number;
+  /**
+   * Classes drawn per program (seeded, deterministic: class-mix.ts), for programs whose mix
+   * component names none. Absent = no class.
+   */
+  classMix?: readonly ClassShare[];
+}
+
+/** One class of a `--class-mix`, with its weight (weights are normalised). */
+export interface ClassShare {
+  priorityClass: PriorityClass;
+  weight: number;
+}
+
+/** A workload without mixing: a trace or a preset. */
+export type SingleWorkloadSpec = Extract<WorkloadSpec, { kind: "trace" | "preset" }>;
+
+/** One part of a mix: a workload, its share of the closed loop's slots, and its class. */
+export interface MixComponentSpec {
+  /** The component as written (`chat`, `deepseek`, a path). */
+  name: string;
+  spec: SingleWorkloadSpec;
+  weight: number;
+  priorityClass?: PriorityClass;
 }
 
 export type WorkloadSpec =
@@ -53,6 +88,11 @@ export type WorkloadSpec =
   | (WorkloadCommon & {
       kind: "preset";
       name: string;
+    })
+  | (WorkloadCommon & {
+      /** Several workloads side by side (mix-workload.ts): `mix:chat@interactive=0.2,...`. */
+      kind: "mix";
+      components: readonly MixComponentSpec[];
     });
 
 /** A resolved workload: an endless, deterministic sequence of programs. */
@@ -68,4 +108,24 @@ export interface Workload {
    */
   size: number;
   programAt(index: number): ProgramPlan;
+  /** Present on mixed workloads: closed-loop drivers give each slot one component. */
+  mix?: WorkloadMix;
+}
+
+export interface MixComponent {
+  name: string;
+  weight: number;
+  priorityClass?: PriorityClass;
+  workload: Workload;
+}
+
+export interface WorkloadMix {
+  readonly components: readonly MixComponent[];
+  /** The component of each of `concurrency` closed-loop slots (mix-workload.ts). */
+  slots(concurrency: number): number[];
+  /**
+   * The `n`-th program of component `c`, launched as the mix's `index`-th program (its id,
+   * text seed and start offset).
+   */
+  programOf(c: number, n: number, index: number): ProgramPlan;
 }

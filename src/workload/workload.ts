@@ -1,9 +1,11 @@
 import { ConfigError } from "../errors.ts";
+import { drawClass } from "./class-mix.ts";
 import { generateSteps, sampleToolMs } from "./generator.ts";
+import { createMixWorkload, type MixOptions } from "./mix-workload.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { createRng, deriveSeed, permutation } from "./prng.ts";
 import type { TraceProgram } from "./trace-parser.ts";
-import type { ProgramPlan, StepPlan, Workload, WorkloadSpec } from "./types.ts";
+import type { ProgramPlan, SingleWorkloadSpec, StepPlan, Workload, WorkloadSpec } from "./types.ts";
 
 /**
  * Resolve a workload description to an endless, deterministic program sequence. Pure: the
@@ -67,7 +69,8 @@ function traceWorkload(
 
 /**
  * `programs` is required for trace specs (the parsed file) and ignored for presets. `name`
- * overrides the trace's display name (default: the spec's `file`).
+ * overrides the trace's display name (default: the spec's `file`). A mix is built here only
+ * when every component is a preset; load-workload.ts `loadWorkload` builds any mix.
  */
 export function createWorkload(
   spec: WorkloadSpec,
@@ -76,6 +79,15 @@ export function createWorkload(
 ): Workload {
   const staggerMs = spec.staggerMs ?? DEFAULT_STAGGER_MS;
   if (!(staggerMs >= 0)) throw new ConfigError("staggerMs", "must be ≥ 0");
+  if (spec.kind === "mix") {
+    const parts = spec.components.map((c) => {
+      if (c.spec.kind !== "preset") {
+        throw new ConfigError("workload", `mix component ${c.name} is a trace: use loadWorkload`);
+      }
+      return { ...c, workload: createWorkload(componentSpecOf(spec, c.spec)) };
+    });
+    return createMixWorkload(parts, mixOptionsOf(spec));
+  }
   let inner: ReturnType<typeof traceWorkload>;
   if (spec.kind === "trace") {
     if (!programs) throw new ConfigError("workload", `trace ${spec.file} was not loaded`);
@@ -101,6 +113,7 @@ export function createWorkload(
     };
   }
   const { base, ...rest } = inner;
+  const classMix = spec.classMix !== undefined && spec.classMix.length > 0 ? spec.classMix : null;
   return {
     ...rest,
     programAt(index: number): ProgramPlan {
@@ -108,14 +121,40 @@ export function createWorkload(
       const { source, steps: all } = base(index);
       const steps = spec.maxContextTokens ? truncateToContext(all, spec.maxContextTokens) : all;
       const cycle = Number.isFinite(rest.size) ? Math.floor(index / rest.size) : 0;
-      return {
+      const plan: ProgramPlan = {
         programId: `p${index}`,
         index,
         source: cycle > 0 ? `${source}~${cycle}` : source,
         startOffsetMs: index * staggerMs,
         steps,
       };
+      if (classMix !== null) plan.priorityClass = drawClass(classMix, rest.seed, index);
+      return plan;
     },
+  };
+}
+
+/**
+ * A mix component's spec with the mix's seed, stagger and context limit: the mix's common
+ * fields govern its components (a caller changing the mix's seed changes theirs).
+ */
+export function componentSpecOf(
+  mix: Extract<WorkloadSpec, { kind: "mix" }>,
+  spec: SingleWorkloadSpec,
+): SingleWorkloadSpec {
+  const out: SingleWorkloadSpec = { ...spec, seed: mix.seed, staggerMs: mix.staggerMs };
+  delete out.classMix;
+  if (mix.maxContextTokens === undefined) delete out.maxContextTokens;
+  else out.maxContextTokens = mix.maxContextTokens;
+  return out;
+}
+
+/** What a mix takes from its spec (components get seed, stagger and context from it too). */
+export function mixOptionsOf(spec: WorkloadSpec): MixOptions {
+  return {
+    seed: spec.seed ?? DEFAULT_SEED,
+    staggerMs: spec.staggerMs ?? DEFAULT_STAGGER_MS,
+    classMix: spec.classMix,
   };
 }
 

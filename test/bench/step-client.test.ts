@@ -1,36 +1,54 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { renderProgress } from "../../src/bench/progress-bar.ts";
-import { errorKind, parseCompletion } from "../../src/bench/step-client.ts";
+import { createSseCompletionReader } from "../../src/bench/sse-completion.ts";
+import { errorKind } from "../../src/bench/step-client.ts";
 
-describe("parseCompletion", () => {
-  it("reads usage, cached tokens and the assistant text", () => {
-    const body = {
-      choices: [{ message: { role: "assistant", content: " hello" } }],
-      usage: {
-        prompt_tokens: 120,
-        completion_tokens: 7,
-        prompt_tokens_details: { cached_tokens: 96 },
-      },
-    };
-    assert.deepEqual(parseCompletion(body), {
-      prompt: 120,
-      cached: 96,
-      completion: 7,
-      text: " hello",
-    });
+/** A vLLM-shaped stream: role chunk with the first token, two deltas, usage, [DONE]. */
+const STREAM = [
+  'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}',
+  'data: {"choices":[{"index":0,"delta":{"content":" hel"}}]}',
+  'data: {"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"length"}]}',
+  'data: {"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":96}}}',
+  "data: [DONE]",
+  "",
+].join("\n\n");
+
+describe("streamed completions (sse-completion)", () => {
+  it("reads usage, cached tokens and the text, and sees the first token once", () => {
+    let firsts = 0;
+    const r = createSseCompletionReader(() => firsts++);
+    r.push(STREAM);
+    assert.deepEqual(r.result(), { prompt: 120, cached: 96, completion: 2, text: " hello" });
+    assert.equal(firsts, 1);
   });
 
-  it("a backend without prompt_tokens_details reports cached as unknown (null)", () => {
-    const parsed = parseCompletion({ usage: { prompt_tokens: 5, completion_tokens: 1 } });
-    assert.equal(parsed?.cached, null);
-    assert.equal(parsed?.text, undefined);
+  it("any split of the body, even mid-line, reads the same", () => {
+    for (const size of [1, 7, 50]) {
+      let firsts = 0;
+      const r = createSseCompletionReader(() => firsts++);
+      for (let i = 0; i < STREAM.length; i += size) r.push(STREAM.slice(i, i + size));
+      assert.equal(r.result()?.text, " hello", `pieces of ${size}`);
+      assert.equal(firsts, 1, `pieces of ${size}`);
+    }
   });
 
-  it("a body without usage is not a completion", () => {
-    assert.equal(parseCompletion({ choices: [] }), null);
-    assert.equal(parseCompletion("oops"), null);
-    assert.equal(parseCompletion(null), null);
+  it("the first token is signalled when its chunk arrives, not at the end", () => {
+    const seen: string[] = [];
+    const r = createSseCompletionReader(() => seen.push("first"));
+    r.push('data: {"choices":[],"usage":null}\n\n');
+    assert.deepEqual(seen, [], "a usage-only chunk is not output");
+    r.push('data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n');
+    assert.deepEqual(seen, ["first"]);
+  });
+
+  it("a stream without usage is not a completion; an error event marks it failed", () => {
+    const r = createSseCompletionReader(() => {});
+    r.push('data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n');
+    assert.equal(r.result(), null);
+    const e = createSseCompletionReader(() => {});
+    e.push('data: {"error":{"message":"boom","type":"InternalServerError","code":500}}\n\n');
+    assert.equal(e.failed, true);
   });
 });
 
@@ -40,6 +58,19 @@ describe("errorKind", () => {
       error: { message: "m", type: "ServiceUnavailableError", param: null, code: 503 },
     };
     assert.equal(errorKind(503, body), "http_503_ServiceUnavailableError");
+  });
+
+  it("a preemption (x-maitred-preempted: true) has its own kind", () => {
+    const body = { error: { message: "m", type: "ServiceUnavailableError", code: 503 } };
+    const headers: Record<string, string> = { "x-maitred-preempted": "true" };
+    assert.equal(
+      errorKind(503, body, (n) => headers[n]),
+      "http_503_preempted",
+    );
+    assert.equal(
+      errorKind(503, body, () => undefined),
+      "http_503_ServiceUnavailableError",
+    );
   });
 
   it("falls back to the status for other bodies and odd types", () => {

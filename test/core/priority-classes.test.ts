@@ -9,6 +9,7 @@ import {
   resolvePriorityConfig,
   resolveRequestClass,
 } from "../../src/core/api.ts";
+import { AGEING_MS, MAX_PAUSE_MS } from "../../src/core/scheduler-config.ts";
 import { toErrorResponse } from "../../src/errors.ts";
 
 test("class names parse case-insensitively and trimmed; anything else is null", () => {
@@ -47,7 +48,7 @@ test("request class: an unknown name is a 400 in the OpenAI envelope naming the 
   assert.match(res.body.error.message, /vip/);
 });
 
-test("config: {} takes the built-in defaults, higher classes with shorter queues and timeouts", () => {
+test("config: {} takes the built-in defaults: shorter queues and timeouts up, tr's bounds below", () => {
   const r = resolvePriorityConfig({});
   assert.ok(r.ok);
   if (!r.ok) return;
@@ -57,7 +58,13 @@ test("config: {} takes the built-in defaults, higher classes with shorter queues
   assert.deepEqual(system, DEFAULT_CLASS_SETTINGS.system);
   assert.ok(interactive.queueDepth < dflt.queueDepth && dflt.queueDepth < bulk.queueDepth);
   assert.ok(interactive.queueTimeoutMs < dflt.queueTimeoutMs);
-  assert.ok(dflt.queueTimeoutMs < bulk.queueTimeoutMs);
+  assert.ok(interactive.starvationMs < dflt.starvationMs);
+  // default and bulk wait as tr's pauses do: starved at the ageing bound, timed out at the
+  // forced resume (src/core/priority/priority-config.ts, README "Evidence").
+  for (const c of [dflt, bulk]) {
+    assert.equal(c.starvationMs, AGEING_MS);
+    assert.equal(c.queueTimeoutMs, MAX_PAUSE_MS);
+  }
   assert.deepEqual(
     r.config.classes.map((c) => c.preempt),
     [true, true, false, false],

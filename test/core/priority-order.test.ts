@@ -72,33 +72,50 @@ test("starvation: a bulk head past its threshold is admitted next, into reserved
   assert.equal(prioritySnap(h).classes.bulk.promotions, 1);
 });
 
-test("starvation: the lowest class is checked first", () => {
+test("starvation: the lowest class is checked first, and room for the next comes from bulk", () => {
   const h = withRoom(0, { default: { starvationMs: 5000 }, bulk: { starvationMs: 5000 } });
   h.arrive("d1", "D", 900, { priorityClass: "default" }); // older
   h.advance(10);
   h.arrive("b1", "B", 900, { priorityClass: "bulk" });
   h.advance(5000);
   h.tick({ b0: h.sample(11_000) }); // room for one: both heads are starved
-  assert.equal(h.dispatchOf("b1")?.backendId, "b0", "bulk, the class most at risk, first");
-  assert.equal(h.dispatchOf("d1"), undefined);
+  const order = h.dispatches.map((d) => d.requestId).filter((id) => id !== "f1");
+  assert.deepEqual(order, ["b1", "d1"], "bulk, the class most at risk, first; both seated");
+  assert.equal(h.program("B")?.markedForPause, true, "default's room is taken from bulk first");
+  assert.equal(h.program("FILL")?.markedForPause, false);
 });
 
-test("starvation: a starved head that does not fit yet is still admitted next, before anyone", () => {
+test("starvation: a starved head that does not fit is seated at once, room made from its class", () => {
   const h = withRoom(1000, { bulk: { starvationMs: 5000 } });
-  h.arrive("b1", "B", 2900, { priorityClass: "bulk" }); // need 3000
-  const parkedAt = h.now;
+  h.arrive("b0", "B0", 1900, { priorityClass: "bulk" }); // need 2000 > 1000: waits
+  h.tick({ b0: h.sample(12_000) }); // room 3000: B0 runs
+  h.usage("b0", 1900);
+  h.finish("b0"); // B0 ACTING, 2000 with its buffer
+  h.arrive("b1", "B", 2900, { priorityClass: "bulk" }); // need 3000, room 1000: waits
   h.advance(5000);
-  h.tick(); // starved, but only 1000 free
+  h.tick({ b0: h.sample(12_000) }); // starved; room 1000 + B0's 2000 freed
+  assert.equal(h.dispatchOf("b1")?.pausedMs, 5000, "seated at its threshold, not later");
+  assert.equal(h.program("B0")?.state, "PAUSED", "a bulk program gave way");
+  assert.equal(h.program("FILL")?.state, "ACTIVE", "a higher class never gives way to bulk");
+  assert.equal(prioritySnap(h).classes.bulk.promotions, 1);
+});
+
+test("starvation: with nothing of its class to pause, a starved head still gets its turn", () => {
+  const h = withRoom(1000, { bulk: { starvationMs: 5000 } });
+  h.arrive("b1", "B", 2900, { priorityClass: "bulk" }); // need 3000: waits
+  h.advance(5000);
+  h.tick(); // starved; only FILL (default) on b0, which bulk may not pause
+  assert.equal(h.dispatchOf("b1")?.pausedMs, 5000, "seated over capacity, as a forced resume");
+  assert.equal(h.program("FILL")?.markedForPause, false);
   assert.equal(
-    h.scheduler.nextDeadline(),
-    parkedAt + 300_000,
-    "a past starvation deadline is not reported (a runtime waking on it would spin)",
+    h.program("B")?.markedForPause,
+    true,
+    "the overflow marks bulk: one turn, then back",
   );
-  h.arrive("i1", "I", 400, { priorityClass: "interactive" }); // need 500 would fit
-  assert.equal(h.dispatchOf("i1"), undefined, "no one is admitted ahead of a starved head");
-  h.tick({ b0: h.sample(12_000) }); // room 3000
-  assert.equal(h.dispatchOf("b1")?.backendId, "b0");
-  assert.equal(h.dispatchOf("i1"), undefined, "the room went to the starved head");
-  h.tick({ b0: h.sample(12_500) });
-  assert.equal(h.dispatchOf("i1")?.backendId, "b0");
+  h.arrive("i1", "I", 400, { priorityClass: "interactive" });
+  assert.equal(
+    h.dispatchOf("i1"),
+    undefined,
+    "no room left for now: the room went to the starved head",
+  );
 });

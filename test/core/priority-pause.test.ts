@@ -11,6 +11,7 @@ function program(id: string, cls: PriorityClass, tokens: number, status: "ACTING
   p.cls = classIndex(cls);
   p.tokens = tokens;
   p.status = status;
+  p.headroom = 100; // what the core gives with a flat buffer of 100 (headroom.ts case 1)
   return p;
 }
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolveRequestClass } from "../../src/core/api.ts";
+import { DEFAULT_CLASS_SETTINGS, resolveRequestClass } from "../../src/core/api.ts";
 import { createHarness } from "./harness.ts";
 
 /**
@@ -74,10 +74,11 @@ test("restaurant: a walk-in who waited past the threshold is called out of turn"
   const { h, walkIns } = restaurant();
   walkIns(9, { served: true });
   h.arrive("walk", "WALK", 900, { priorityClass: "bulk" }); // waits: the rest is held
-  h.advance(120_000); // bulk's default starvation threshold
+  const threshold = DEFAULT_CLASS_SETTINGS.bulk.starvationMs;
+  h.advance(threshold);
   h.arrive("reg", "REG", 900, { priorityClass: "default" });
   h.tick();
-  assert.equal(h.dispatchOf("walk")?.pausedMs, 120_000, "seated, in reserved-but-idle room");
+  assert.equal(h.dispatchOf("walk")?.pausedMs, threshold, "seated, in reserved-but-idle room");
   assert.equal(h.dispatchOf("reg"), undefined, "the regular is held back by the VIP reservation");
   assert.equal(h.scheduler.snapshot().priority?.classes.bulk.promotions, 1);
 });

@@ -5,6 +5,7 @@ import {
   type SimRunResult,
 } from "../../src/simulate/run-simulation.ts";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
+import { parseWorkloadArg } from "../../src/workload/load-workload.ts";
 import type { Workload } from "../../src/workload/types.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
 
@@ -54,4 +55,13 @@ export function logCounter(): { onLog: Effects["log"]; counts: Map<string, numbe
       counts.set(msg, (counts.get(msg) ?? 0) + 1);
     },
   };
+}
+
+/** 3 of 12 slots interactive chat sessions, 9 bulk swe-bash agents, cut to the tiny cache. */
+export const SMALL_MIX = "mix:chat@interactive=0.25,swe-bash@bulk=0.75";
+
+export function smallMixWorkload(seed = 3): Workload {
+  return createWorkload(
+    parseWorkloadArg(SMALL_MIX, { seed, staggerMs: 200, maxContextTokens: (TINY_BLOCKS - 1) * 16 }),
+  );
 }

@@ -29,7 +29,7 @@ const workload: Workload = {
 /** A runtime whose answers are scripted: `decide` returns an error to reject with, or null. */
 function fakeRuntime(decide: (r: SimRequest) => MaitredError | null) {
   const kernel = createEventKernel();
-  const sent: { id: string; at: number }[] = [];
+  const sent: { id: string; at: number; priorityClass?: string }[] = [];
   const released: string[] = [];
   const runtime: SimRuntime = {
     kernel,
@@ -37,8 +37,9 @@ function fakeRuntime(decide: (r: SimRequest) => MaitredError | null) {
     backends: [],
     nowMs: () => kernel.now * 1000,
     submit(r) {
-      sent.push({ id: r.id, at: kernel.now });
+      sent.push({ id: r.id, at: kernel.now, priorityClass: r.priorityClass });
       const error = decide(r);
+      const firstTokenMs = kernel.now * 1000 + 100; // first token 100 ms after the request
       kernel.after(error ? 0 : 1, () =>
         r.onDone(
           error
@@ -50,6 +51,7 @@ function fakeRuntime(decide: (r: SimRequest) => MaitredError | null) {
                 completionTokens: r.maxTokens,
                 outputIds: Array(r.maxTokens).fill(20),
                 pausedMs: 0,
+                firstTokenMs,
               },
         ),
       );
@@ -58,6 +60,7 @@ function fakeRuntime(decide: (r: SimRequest) => MaitredError | null) {
     tick: () => ({}),
     deadlineTick: () => {},
     liveRequests: 0,
+    waitingByClass: () => ({}),
   };
   return { kernel, runtime, sent, released };
 }
@@ -120,4 +123,68 @@ test("a non-retryable error fails the program; its slot starts the next after a 
   assert.equal(sent[1].id, "p1/0");
   assert.equal(sent[1].at, FAILURE_BACKOFF_MS / 1000);
   assert.equal(records.errors[0].kind, "http_400_BadRequestError");
+});
+
+test("a preempted request is retried after Retry-After 1 s; its step's TTFT counts the retry", () => {
+  let preempt = true;
+  const { kernel, runtime, sent } = fakeRuntime(() => {
+    if (!preempt) return null;
+    preempt = false;
+    return Errors.preempted();
+  });
+  const records = newRecords();
+  startProgramLoop({ runtime, workload, concurrency: 1, records });
+  kernel.run(3);
+  assert.deepEqual(
+    sent.slice(0, 2).map((s) => [s.id, s.at]),
+    [
+      ["p0/0", 0],
+      ["p0/0.1", 1],
+    ],
+  );
+  assert.deepEqual(
+    records.errors.map((e) => e.kind),
+    ["http_503_preempted"],
+  );
+  const step = records.steps[0];
+  assert.equal(step.startMs, 0, "the step started with its first attempt");
+  assert.equal((step.firstTokenMs as number) - step.startMs, 1100, "1 s retry + 100 ms");
+});
+
+test("a 408 queue timeout is retried like 429 and 503; the program goes on", () => {
+  let timeouts = 1;
+  const { kernel, runtime, sent } = fakeRuntime(() =>
+    timeouts-- > 0 ? Errors.queueTimeout("waited") : null,
+  );
+  const records = newRecords();
+  startProgramLoop({ runtime, workload, concurrency: 1, records });
+  kernel.run(10);
+  assert.equal(sent[1].id, "p0/0.1");
+  assert.equal(records.errors[0].kind, "http_408_RequestTimeoutError");
+  assert.equal(records.programs[0].outcome, "completed");
+});
+
+test("a program's class goes with each of its requests and into its record", () => {
+  const classed: Workload = {
+    ...workload,
+    programAt: (i) => ({
+      ...workload.programAt(i),
+      priorityClass: i === 0 ? "interactive" : "bulk",
+    }),
+  };
+  const { kernel, runtime, sent } = fakeRuntime(() => null);
+  const records = newRecords();
+  startProgramLoop({ runtime, workload: classed, concurrency: 2, records });
+  kernel.run(2);
+  assert.deepEqual(
+    sent.map((s) => [s.id, s.priorityClass]),
+    [
+      ["p0/0", "interactive"],
+      ["p1/0", "bulk"],
+    ],
+  );
+  assert.deepEqual(
+    records.programs.map((p) => p.priorityClass),
+    ["interactive", "bulk"],
+  );
 });

@@ -67,3 +67,38 @@ test("a prompt the engine refuses ends as an error for its program, and the core
   assert.equal(runtime.scheduler.program("p")?.inFlight, 0, "the request was finished in the core");
   assert.equal(runtime.liveRequests, 0);
 });
+
+test("an interactive request preempts a bulk one before its first token: 503 preempted, engine aborted", () => {
+  const kernel = createEventKernel();
+  // 300 blocks × 16 = 4800 tokens of KV: a 3000-token bulk prompt leaves no room for 2000 more.
+  const engine = createEngine(
+    engineConfigFromProfile("llama-3.1-8b-h100", { maxModelLen: 4096, numGpuBlocks: 300 }),
+  );
+  const { knobs } = resolveTrKnobs({ priority: true });
+  const runtime = createSimRuntime({ kernel, engines: [engine], config: { ...knobs, mode: "tr" } });
+  runtime.tick();
+  const results = new Map<string, RequestResult>();
+  const submit = (id: string, tokens: number, priorityClass: "bulk" | "interactive") =>
+    runtime.submit({
+      id,
+      programId: id.toUpperCase(),
+      tokens: prompt(tokens),
+      messageChars: [tokens * 5], // the core's initial 5 characters per token
+      maxTokens: 20,
+      priorityClass,
+      onDone: (r) => results.set(id, r),
+    });
+  submit("b", 3000, "bulk");
+  submit("i", 2000, "interactive"); // same instant: b has not produced a token yet
+  kernel.run();
+  const b = results.get("b");
+  const i = results.get("i");
+  assert.ok(b && !b.ok, "the bulk request was answered with an error");
+  assert.equal(b.error.status, 503);
+  assert.equal(b.error.headers["x-maitred-preempted"], "true");
+  assert.ok(i?.ok, "the interactive request ran");
+  assert.ok(i.firstTokenMs !== undefined, "its first token was committed and recorded");
+  assert.equal(engine.stats().promptTokens, i.promptTokens, "b was aborted before its prefill");
+  assert.equal(engine.stats().generationTokens, 20, "only i generated");
+  assert.equal(runtime.scheduler.snapshot().priority?.classes.bulk.admissions.preempted, 1);
+});

@@ -48,6 +48,23 @@ test("tr knobs are parsed with maitred serve's parsers (seconds, booleans, enums
   assert.equal(o.knobs.idleTimeoutMs, 90_000);
 });
 
+test("--priority turns the built-in classes on as maitred serve does; policies and class mix parse", () => {
+  assert.equal(resolveSimulateFlags({}).knobs.priority, undefined, "off by default");
+  const o = resolveSimulateFlags({
+    priority: true,
+    queuePolicy: "fcfs",
+    priorityPolicy: "slo-based",
+    classMix: "interactive=1,bulk=4",
+  });
+  assert.deepEqual(o.knobs.priority, { queuePolicy: "fcfs", priorityPolicy: "slo-based" });
+  assert.deepEqual(o.workload.classMix, [
+    { priorityClass: "interactive", weight: 1 },
+    { priorityClass: "bulk", weight: 4 },
+  ]);
+  const policiesOnly = resolveSimulateFlags({ queuePolicy: "sjf" });
+  assert.equal(policiesOnly.knobs.priority, undefined, "policies alone do not turn priorities on");
+});
+
 test("bad flags are ConfigErrors that name the flag", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ router: "tr,fastest" }, "--router"],
@@ -60,6 +77,10 @@ test("bad flags are ConfigErrors that name the flag", () => {
     [{ placement: "first-fit" }, "--placement"],
     [{ actingTokenWeight: "-1" }, "--acting-token-weight"],
     [{ workload: "nonsense" }, "--workload"],
+    [{ workload: "mix:chat@vip=1" }, "--workload"],
+    [{ queuePolicy: "lifo" }, "--queue-policy"],
+    [{ priorityPolicy: "inverted-slo" }, "--priority-policy"],
+    [{ classMix: "vip=1" }, "--class-mix"],
   ];
   for (const [flags, field] of cases) {
     assert.throws(

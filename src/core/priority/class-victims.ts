@@ -13,7 +13,7 @@ const bySizeThenSeq = (a: ProgramRecord, b: ProgramRecord) => a.tokens - b.token
  *      lower is left to pause or mark; `system` is never a victim;
  *   2. within a class the tr rules (pause-victims.ts): ACTING programs smallest first are
  *      paused, then unmarked REASONING programs smallest first are marked, each until the
- *      projected overflow is covered;
+ *      projected overflow is covered; each frees its tokens plus its own headroom;
  *   3. the backend keeps at least one active, unmarked program (an oversized program runs).
  */
 export const classAwareVictims: PauseVictimFn = (input) => {
@@ -38,14 +38,14 @@ export const classAwareVictims: PauseVictimFn = (input) => {
     for (const p of acting[c]) {
       if (overflow <= 0 || budget <= 0) break;
       out.pause.push(p);
-      overflow -= input.actingTokenWeight * p.tokens + input.bufferPerProgram;
+      overflow -= input.actingTokenWeight * p.tokens + p.headroom;
       budget--;
     }
     reasoning[c].sort(bySizeThenSeq);
     for (const p of reasoning[c]) {
       if (overflow <= 0 || budget <= 0) break;
       out.mark.push(p);
-      overflow -= p.tokens + input.bufferPerProgram;
+      overflow -= p.tokens + p.headroom;
       budget--;
     }
   }

@@ -30,10 +30,10 @@ function eligible(p: ProgramRecord, cls: ClassIndex): boolean {
   return true;
 }
 
-/** Tokens the books free when `p` leaves its backend. */
+/** Tokens the books free when `p` leaves its backend: its tokens and its own headroom. */
 function freedTokens(state: SchedulerState, p: ProgramRecord): number {
   const weight = p.status === "ACTING" ? state.config.actingTokenWeight : 1;
-  return weight * p.tokens + state.config.bufferPerProgram;
+  return weight * p.tokens + p.headroom;
 }
 
 /** Whether any program of a class below `cls` is on `b` (skips the scan of its programs). */

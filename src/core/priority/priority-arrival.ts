@@ -1,5 +1,6 @@
 import { Errors } from "../../errors.ts";
 import { type Arrival, newRequest, placeDirect, programFor } from "../arrival-steps.ts";
+import { headroomOf, refreshHeadroom } from "../headroom.ts";
 import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledger.ts";
 import { argMin } from "../placement.ts";
 import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
@@ -15,7 +16,24 @@ import {
   isPriorityClass,
   PRIORITY_CLASSES,
 } from "./priority-classes.ts";
-import { countAdmission, type PriorityState, queueHead } from "./priority-state.ts";
+import { countAdmission, isStarved, type PriorityState, queueHead } from "./priority-state.ts";
+
+/**
+ * What `headroomOf` reads of a program (its own step growth): a program without a record yet
+ * has learned none, so it gets the all-programs prior (headroom.ts case 3).
+ */
+const UNSEEN: Pick<ProgramRecord, "growthEma"> = { growthEma: -1 };
+
+/**
+ * The headroom the arriving request's program counts once placed, as request-arrival.ts sizes
+ * a new placement (tokens + the program's learned headroom), without creating a program that
+ * a full queue would reject.
+ */
+function arrivalHeadroom(state: SchedulerState, existing: ProgramRecord | undefined): number {
+  if (existing === undefined) return headroomOf(state, UNSEEN as ProgramRecord);
+  refreshHeadroom(state, existing);
+  return existing.headroom;
+}
 
 /**
  * The request's class as the adapter resolved and clamped it (priority-classes.ts); a value the
@@ -35,12 +53,7 @@ function mayPlaceDirect(state: SchedulerState, pr: PriorityState, cls: ClassInde
   for (let c = 0; c < pr.parked.length; c++) {
     if (c <= cls && pr.parked[c].size > 0) return false; // same or higher class waits first
     const head = queueHead(pr, c);
-    if (
-      head !== undefined &&
-      state.now - (head.parkedAt as number) >= pr.config.classes[c].starvationMs
-    ) {
-      return false; // a starved head is admitted next
-    }
+    if (head !== undefined && isStarved(pr, c, head, state.now)) return false; // admitted next
   }
   return true;
 }
@@ -60,8 +73,8 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
  *   1. the program is active on a healthy backend → dispatched there (its room is its own);
  *   2. it is active on an unhealthy backend → it leaves it and is placed as in 3–6;
  *   3. not queued, nothing of its class or higher waiting and no starved head → placed at once
- *      where its class has room (room minus higher classes' idle reservations), on the backend
- *      with the fewest active tokens;
+ *      where its class has room (room minus higher classes' idle reservations) for its tokens
+ *      plus its headroom (headroom.ts), on the backend with the fewest active tokens;
  *   4. no backend has room for its class and the class may preempt → at most one lower-class
  *      victim gives way (preemption.ts) and the program runs on the victim's backend;
  *   5. its class's queue is full → 429 queue_full at once (a new program is not even created);
@@ -96,7 +109,7 @@ export function onPriorityArrival(
   }
   const queued = existing !== undefined && state.queue.has(existing);
   const need =
-    Math.max(existing ? footprintOf(existing) : 0, r.tokens) + state.config.bufferPerProgram;
+    Math.max(existing ? footprintOf(existing) : 0, r.tokens) + arrivalHeadroom(state, existing);
   const roomy = roomyBackend(state, cls, need);
   if (!queued && roomy >= 0 && mayPlaceDirect(state, pr, cls)) {
     placeDirect(state, begin(), r, state.backends[roomy]); // 3

@@ -1,3 +1,4 @@
+import { AGEING_MS, MAX_PAUSE_MS } from "../scheduler-config.ts";
 import {
   CLASS_COUNT,
   isPriorityClass,
@@ -59,12 +60,21 @@ export interface ResolvedPriorityConfig {
 }
 
 /**
- * Built-in class defaults. Queue depths, timeouts and starvation thresholds are the SMG
- * gateway's defaults (reference/peers.md §3a: 64/256/512/1024 requests, 30/30/60/300 s,
- * 5/5/30/120 s; preemption on for system and interactive, seed 000). Reservations there are
- * slot floors; here they are KV shares, kept small because KV held idle for a class is
- * throughput lost by the others (issue 5 target: total steps/min ≥ 0.95× priorities off) and
- * preemption already closes the gap a reservation leaves (seed 000 "Preemption").
+ * Built-in class defaults. `system` and `interactive` keep the SMG gateway's defaults
+ * (reference/peers.md §3a: queues of 64 and 256 requests, 30 s timeouts, 5 s starvation;
+ * preemption on, seed 000). `default` and `bulk` get tr's own bounds instead of the gateway's
+ * (512/1024 requests, 60/300 s timeouts, 30/120 s starvation): a gateway's request waits for a
+ * slot that frees in seconds, but tr pauses an agent program between turns for minutes by design
+ * (src/core/README.md "Evidence": pauses to 15 min keep the cache warm), so the gateway's
+ * thresholds turned every long pause into a starvation promotion or a 408. On the simulator at
+ * overload that cost 61% of tr's steps/min with unlabeled agents and 21% with a chat + agent
+ * mix (src/core/priority/README.md "Evidence"). So their starvation threshold is tr's ageing
+ * bound (AGEING_MS, 900 s: a starved head is seated, room made for it) and their queue
+ * timeout is the forced-resume bound (MAX_PAUSE_MS, 1800 s), which the promotion keeps any
+ * wait well under. Reservations there are slot floors; here they are KV shares, kept small
+ * because KV held idle for a class is throughput lost by the others (issue 5 target: total
+ * steps/min ≥ 0.95× priorities off) and preemption already closes the gap a reservation leaves
+ * (seed 000 "Preemption").
  */
 export const DEFAULT_CLASS_SETTINGS: Readonly<Record<PriorityClass, PriorityClassSettings>> =
   Object.freeze({
@@ -85,15 +95,15 @@ export const DEFAULT_CLASS_SETTINGS: Readonly<Record<PriorityClass, PriorityClas
     default: {
       reservedShare: 0,
       queueDepth: 512,
-      queueTimeoutMs: 60_000,
-      starvationMs: 30_000,
+      queueTimeoutMs: MAX_PAUSE_MS,
+      starvationMs: AGEING_MS,
       preempt: false,
     },
     bulk: {
       reservedShare: 0,
       queueDepth: 1024,
-      queueTimeoutMs: 300_000,
-      starvationMs: 120_000,
+      queueTimeoutMs: MAX_PAUSE_MS,
+      starvationMs: AGEING_MS,
       preempt: false,
     },
   });

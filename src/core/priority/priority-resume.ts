@@ -4,18 +4,23 @@ import { compactQueueOrder } from "../queue.ts";
 import type { ProgramRecord, SchedulerState } from "../scheduler-state.ts";
 import { holdFor } from "./class-room.ts";
 import { CLASS_COUNT, type ClassIndex, PRIORITY_CLASSES } from "./priority-classes.ts";
-import { type PriorityState, queueHead } from "./priority-state.ts";
+import { isStarved, type PriorityState, queueHead } from "./priority-state.ts";
+import { makeRoomForStarved } from "./starved-room.ts";
 
 type Rooms = (number | null)[];
 
 /**
  * The resume pass with priorities on (tr mode; replaces resume.ts `tryResume`'s selection).
+ * A program's need is its tokens plus its learned headroom (headroom.ts), as in resume.ts.
  *
  *   1. Starvation promotion, lowest class first (seed 000 "Starvation promotion"): while the
  *      oldest parked request of a class has waited past the class threshold, its program is
- *      admitted next, into any room (reserved-but-idle room included) or, oversized, onto an
- *      empty backend. If it fits nowhere the pass ends: nothing is admitted ahead of it, so
- *      the next room that frees goes to it.
+ *      admitted now: into any room (reserved-but-idle room included), else onto an empty
+ *      backend, else onto the backend with the most room after pausing what is missing from
+ *      its own and lower classes (starved-room.ts), even if that is not enough: a forced resume
+ *      at the class threshold. So a starved head is seated at its threshold (the runtime ticks
+ *      then: `nextDeadline`) and never holds the other classes back (issue 5 targets;
+ *      src/core/priority/README.md "Evidence").
  *   2. The queue in class order (class-order.ts). Each program is placed where its class may
  *      take room (room minus the idle reservations of higher classes: class-room.ts), on its
  *      origin backend when it fits there, else by the placement policy. Within a class a program
@@ -70,31 +75,50 @@ function emptyBackend(state: SchedulerState): number {
   return state.backends.findIndex((b) => isPlaceable(b) && activePrograms(b) === 0);
 }
 
-/** Step 1. Returns false when a starved head fits nowhere (the pass must stop). */
+/** The placeable backend with the most room (raw), or -1. */
+function mostRoom(rooms: Rooms): number {
+  let best = -1;
+  for (let i = 0; i < rooms.length; i++) {
+    const r = rooms[i];
+    if (r !== null && (best < 0 || r > (rooms[best] as number))) best = i;
+  }
+  return best;
+}
+
+/** Step 1. Returns false when no backend is placeable (the pass must stop). */
 function promoteStarved(
   state: SchedulerState,
   pr: PriorityState,
   index: Index,
   raw: Rooms,
 ): boolean {
-  const need = (p: ProgramRecord) => p.tokens + state.config.bufferPerProgram;
   for (let c: ClassIndex = CLASS_COUNT - 1; c >= 0; c--) {
-    const threshold = pr.config.classes[c].starvationMs;
     for (;;) {
       const head = queueHead(pr, c);
-      if (head === undefined || state.now - (head.parkedAt as number) < threshold) break;
+      if (head === undefined || !isStarved(pr, c, head, state.now)) break;
       const p = head.program;
       if (p === null || !state.queue.has(p)) break; // parked requests belong to queued programs
-      let target = chooseTarget(state, index, raw, p, need(p));
+      const need = p.tokens + p.headroom;
+      let target = chooseTarget(state, index, raw, p, need);
+      let madeRoom = false;
       if (target < 0) target = emptyBackend(state);
-      if (target < 0) return false;
-      if (raw[target] !== null) (raw[target] as number) -= need(p);
+      if (target < 0) {
+        target = mostRoom(raw);
+        if (target < 0) return false;
+        const b = state.backends[target];
+        const missing = need - (raw[target] as number) - (b.markedTokens + b.markedHeadroom);
+        if (missing > 0) makeRoomForStarved(state, b, c, missing);
+        raw[target] = resumeRoomTokens(b, state.config, state.now);
+        madeRoom = true;
+      }
+      if (raw[target] !== null) (raw[target] as number) -= need;
       pr.counters[c].promotions++;
       state.effects.log("info", "starved program promoted", {
         programId: p.id,
         class: PRIORITY_CLASSES[c],
         waitedMs: state.now - (head.parkedAt as number),
         backend: state.backends[target].id,
+        madeRoom,
       });
       resumeProgram(state, p, state.backends[target], false);
     }
@@ -104,7 +128,6 @@ function promoteStarved(
 
 /** Step 2. */
 function placeInClassOrder(state: SchedulerState, index: Index, raw: Rooms): void {
-  const buffer = state.config.bufferPerProgram;
   let maxRaw = maxOf(raw);
   // The need floor is a lower bound of every queued need: below it nothing fits, so the pass
   // ends in O(backends) without sorting the queue (as resume.ts does).
@@ -123,7 +146,7 @@ function placeInClassOrder(state: SchedulerState, index: Index, raw: Rooms): voi
       roomsClass = p.cls;
       rooms = raw.map((r, i) => (r === null ? null : r - holdFor(state, state.backends[i], p.cls)));
     }
-    const need = p.tokens + buffer;
+    const need = p.tokens + p.headroom;
     const target = need <= maxRaw ? chooseTarget(state, index, rooms, p, need) : -1;
     if (target < 0) {
       if (p.parked.length > 0 && need <= maxCapacity && p.cls < blockedBelow) blockedBelow = p.cls;
@@ -148,7 +171,7 @@ function seatOversized(state: SchedulerState): void {
     state.effects.log("info", "oversized program seated on an empty backend", {
       programId: p.id,
       backend: b.id,
-      need: p.tokens + state.config.bufferPerProgram,
+      need: p.tokens + p.headroom,
       capacity: b.capacity,
     });
     resumeProgram(state, p, b, false);

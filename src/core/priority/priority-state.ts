@@ -1,4 +1,5 @@
 import type { RequestRecord } from "../scheduler-state.ts";
+import { deadlineOf } from "../timeouts.ts";
 import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";
 import type { ResolvedPriorityConfig } from "./priority-config.ts";
 
@@ -94,6 +95,19 @@ export function countAdmission(
   outcome: AdmissionOutcome,
 ): void {
   if (state.priority !== null) state.priority.counters[cls].admissions[outcome]++;
+}
+
+/**
+ * Whether the head of class `cls`'s queue has waited past its starvation threshold, by the
+ * core's one deadline rule (timeouts.ts `deadlineOf`), as `priorityDeadline` reports it.
+ */
+export function isStarved(
+  pr: PriorityState,
+  cls: ClassIndex,
+  head: RequestRecord,
+  now: number,
+): boolean {
+  return deadlineOf(head.parkedAt as number, pr.config.classes[cls].starvationMs) <= now;
 }
 
 /** The oldest parked request of a class, or undefined. */

@@ -1,13 +1,15 @@
 import { Errors } from "../../errors.ts";
 import { unpark } from "../queue.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
+import { deadlineOf } from "../timeouts.ts";
 import { PRIORITY_CLASSES } from "./priority-classes.ts";
 import { countAdmission } from "./priority-state.ts";
 
 /**
  * Per-class queue timeouts (seed 000 "Per-class queues": a request that waits longer than its
  * class's timeout gets 408). Each class's parked requests are kept in parking order, so the
- * walk stops at the first one still within its time: O(expiries).
+ * walk stops at the first one still within its time: O(expiries). Due by the core's one rule
+ * (timeouts.ts `deadlineOf`: `now >= start + duration`), the deadline `priorityDeadline` reports.
  */
 export function rejectQueueTimeouts(state: SchedulerState): void {
   const pr = state.priority;
@@ -15,8 +17,9 @@ export function rejectQueueTimeouts(state: SchedulerState): void {
   for (let c = 0; c < pr.parked.length; c++) {
     const timeout = pr.config.classes[c].queueTimeoutMs;
     for (const r of pr.parked[c].values()) {
-      const waited = state.now - (r.parkedAt as number);
-      if (waited < timeout) break;
+      const at = r.parkedAt as number;
+      if (deadlineOf(at, timeout) > state.now) break;
+      const waited = state.now - at;
       unpark(state, r);
       state.requests.delete(r.id);
       countAdmission(state, c, "queue_timeout");
@@ -33,8 +36,8 @@ export function rejectQueueTimeouts(state: SchedulerState): void {
 /**
  * Earliest per-class deadline: a queue timeout, or a head reaching its starvation threshold
  * (so a runtime may tick then: issue 5 target "longest bulk wait ≤ threshold + one tick").
- * A head already starved is not reported: the pass acts on it whenever room frees, and a past
- * deadline would make a runtime that wakes on it spin.
+ * A head already starved is not reported: the pass seats it at once unless no backend is
+ * placeable, and then a past deadline would make a runtime that wakes on it spin.
  */
 export function priorityDeadline(state: SchedulerState): number {
   const pr = state.priority;
@@ -44,8 +47,9 @@ export function priorityDeadline(state: SchedulerState): number {
     const settings = pr.config.classes[c];
     for (const r of pr.parked[c].values()) {
       const at = r.parkedAt as number;
-      next = Math.min(next, at + settings.queueTimeoutMs);
-      if (at + settings.starvationMs > state.now) next = Math.min(next, at + settings.starvationMs);
+      next = Math.min(next, deadlineOf(at, settings.queueTimeoutMs));
+      const starved = deadlineOf(at, settings.starvationMs);
+      if (starved > state.now) next = Math.min(next, starved);
       break;
     }
   }

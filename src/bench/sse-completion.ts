@@ -1,0 +1,96 @@
+/**
+ * A streamed chat completion as the bench reads it: `stream: true` with
+ * `stream_options.include_usage`, so the client sees its first token when it arrives (TTFT,
+ * issue 5: interactive latency is time to first token) and still gets usage, cached tokens
+ * included, from the final chunk. Fed text as it arrives; events are `data: <json>` lines
+ * (OpenAI/vLLM SSE), `data: [DONE]` ends the stream.
+ *
+ * Cases per event:
+ *   1. a chunk with a non-empty `choices` array is output: the first one is the first token
+ *      (vLLM and the simulated backend send the role chunk with the first token);
+ *   2. a chunk with `usage` carries the totals (the usage-only chunk has `choices: []`);
+ *   3. an `{"error": …}` event is the backend failing mid-stream;
+ *   4. anything else (comments, keep-alives, unparsable lines) is ignored.
+ */
+
+export interface StreamedCompletion {
+  prompt: number;
+  cached: number | null;
+  completion: number;
+  text: string;
+}
+
+export interface SseCompletionReader {
+  /** Feed the next piece of the body (any split, even mid-line). */
+  push(text: string): void;
+  /** Whether an error event arrived (case 3). */
+  readonly failed: boolean;
+  /** The completion once the stream ended; null without usage (not a completion). */
+  result(): StreamedCompletion | null;
+}
+
+type Json = Record<string, unknown>;
+const asObj = (v: unknown): Json | undefined =>
+  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
+
+export function createSseCompletionReader(onFirstToken: () => void): SseCompletionReader {
+  let buffer = "";
+  let first = true;
+  let failed = false;
+  let text = "";
+  let usage: Json | undefined;
+
+  const onData = (data: string) => {
+    if (data === "[DONE]") return;
+    let event: Json | undefined;
+    try {
+      event = asObj(JSON.parse(data));
+    } catch {
+      return; // 4
+    }
+    if (event === undefined) return;
+    if (event.error !== undefined) {
+      failed = true; // 3
+      return;
+    }
+    const choices = event.choices;
+    if (Array.isArray(choices) && choices.length > 0) {
+      if (first) {
+        first = false;
+        onFirstToken(); // 1
+      }
+      const content = asObj(asObj(choices[0])?.delta)?.content;
+      if (typeof content === "string") text += content;
+    }
+    const u = asObj(event.usage);
+    if (u !== undefined) usage = u; // 2
+  };
+
+  return {
+    push(piece) {
+      const lines = (buffer + piece).split("\n");
+      buffer = lines.pop() as string; // an unfinished line waits for the rest
+      for (const raw of lines) {
+        const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+        if (line.startsWith("data:")) onData(line.slice(5).trim());
+      }
+    },
+    get failed() {
+      return failed;
+    },
+    result() {
+      if (buffer.startsWith("data:")) {
+        onData(buffer.slice(5).trim());
+        buffer = "";
+      }
+      if (usage === undefined || typeof usage.prompt_tokens !== "number") return null;
+      const cached = asObj(usage.prompt_tokens_details)?.cached_tokens;
+      return {
+        prompt: usage.prompt_tokens,
+        cached: typeof cached === "number" ? cached : null,
+        completion: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0,
+        text,
+      };
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { PriorityClass } from "../core/priority/priority-classes.ts";
+import type { MaitredError } from "../errors.ts";
+
+/** A program's request as the simulator runtime (sim-runtime.ts) takes it, and its answer. */
+
+export type RequestResult =
+  | {
+      ok: true;
+      promptTokens: number;
+      cachedTokens: number;
+      completionTokens: number;
+      outputIds: number[];
+      /** How long the core held the request before dispatch (ms). */
+      pausedMs: number;
+      /** When the first output token was delivered (`nowMs()`), after the first-byte commit. */
+      firstTokenMs?: number;
+    }
+  | { ok: false; error: MaitredError };
+
+export interface SimRequest {
+  id: string;
+  programId: string;
+  /** Prompt token ids; not copied, must not change while the request lives. */
+  tokens: number[];
+  messageChars: number[];
+  maxTokens: number;
+  /** The class the program asks for (as `x-priority`); absent = none. */
+  priorityClass?: PriorityClass;
+  /** Called once, when the request ends (answered, rejected or cancelled). */
+  onDone(result: RequestResult): void;
+}
