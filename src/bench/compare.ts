@@ -23,7 +23,11 @@ export interface RunningRouter {
 }
 
 /** Starts a router in `mode` in front of `backends` (injected: the router is another module). */
-export type RouterStarter = (mode: "default" | "tr", backends: string[]) => Promise<RunningRouter>;
+export type RouterStarter = (
+  mode: "default" | "tr",
+  backends: string[],
+  timeScale: number,
+) => Promise<RunningRouter>;
 
 export interface CompareOptions {
   workload: WorkloadSpec;
@@ -111,6 +115,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
         const router = await o.startRouter(
           mode,
           backends.map((b) => b.url),
+          o.timeScale,
         );
         try {
           await run(mode, router.url, model, maxModelLen);

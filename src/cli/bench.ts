@@ -114,7 +114,7 @@ export function registerBench(program: Command): void {
   bench
     .command("compare")
     .description(
-      "Start simulated backends, put a router in each mode in front (default, tr; direct = no router) and run the same workload against each, plus any --url; print a side-by-side table with ratios. Takes every `maitred bench` flag too.",
+      "Start simulated backends, put a router in each mode in front (default, tr; direct = no router) and run the same workload against each, plus any --url; print a side-by-side table with ratios. The routers run with their defaults or MAITRED_* environment twins, their tick and timeouts scaled by --time-scale like the engines and tool times. Takes every `maitred bench` flag too.",
     )
     .option("--num-backends <n>", "simulated backends per mode (default: 1)")
     .option("--num-gpu-blocks <n>", "KV blocks per simulated backend (default: the profile's)")

@@ -91,3 +91,18 @@ describe("bench compare with maitred in front", () => {
     }
   });
 });
+
+describe("scaleRouterTimes", () => {
+  it("runs the router's ticks and timeouts at the bench's time scale", async () => {
+    const { resolveRouterConfig } = await import("../../src/config/load-config.ts");
+    const { scaleRouterTimes } = await import("../../src/bench/start-router-for.ts");
+    const base = resolveRouterConfig();
+    const c = scaleRouterTimes(base, 20);
+    assert.equal(c.schedulerIntervalMs, base.schedulerIntervalMs / 20);
+    assert.equal(c.maxPauseMs, base.maxPauseMs / 20);
+    assert.equal(c.idleTimeoutMs, base.idleTimeoutMs / 20);
+    assert.equal(c.ageingMs, base.ageingMs / 20);
+    assert.equal(c.placement, base.placement, "non-time settings untouched");
+    assert.equal(scaleRouterTimes(base, 1), base);
+  });
+});
