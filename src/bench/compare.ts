@@ -1,11 +1,10 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
-import { limitContext, loadWorkload } from "../workload/load-workload.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { discoverModel } from "./discover-model.ts";
 import type { RunReport } from "./report.ts";
-import { runBench } from "./run-bench.ts";
+import { runBenchAt } from "./run-bench.ts";
 
 /**
  * `maitred bench compare`: the same workload against each system in turn, in one process, so
@@ -89,18 +88,11 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
   }
   const reports: RunReport[] = [];
   const run = async (label: string, url: string, model: string, maxLen: number | null) => {
-    const spec = maxLen === null ? o.workload : limitContext(o.workload, maxLen);
-    const { report } = await runBench({
-      router: label,
+    const { report } = await runBenchAt(o, {
+      label,
       url,
       model,
-      workload: await loadWorkload(spec),
-      concurrency: o.concurrency,
-      timeScale: o.timeScale,
-      warmupMs: o.warmupMs,
-      durationMs: o.durationMs,
-      maxPrograms: o.maxPrograms,
-      progress: o.progress,
+      maxModelLen: maxLen,
       programIdPrefix: `${label}-`,
     });
     reports.push(report);

@@ -1,4 +1,5 @@
-import type { Workload } from "../workload/types.ts";
+import { limitContext, loadWorkload } from "../workload/load-workload.ts";
+import type { Workload, WorkloadSpec } from "../workload/types.ts";
 import { startClosedLoop } from "./closed-loop.ts";
 import { startProgressBar } from "./progress-bar.ts";
 import type { RunRecords } from "./records.ts";
@@ -80,4 +81,45 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
   } finally {
     await client.close();
   }
+}
+
+/** The workload and pacing settings shared by every run of `bench` and `bench compare`. */
+export interface BenchSettings {
+  workload: WorkloadSpec;
+  concurrency: number;
+  timeScale: number;
+  warmupMs: number;
+  durationMs?: number;
+  maxPrograms?: number;
+  progress?: boolean;
+}
+
+/**
+ * Loads the workload, limited to the served context length when one is known, and runs it
+ * against one target.
+ */
+export async function runBenchAt(
+  s: BenchSettings,
+  target: {
+    label: string;
+    url: string;
+    model: string;
+    maxModelLen: number | null;
+    programIdPrefix: string;
+  },
+): Promise<BenchRunResult> {
+  const spec = target.maxModelLen ? limitContext(s.workload, target.maxModelLen) : s.workload;
+  return runBench({
+    router: target.label,
+    url: target.url,
+    model: target.model,
+    workload: await loadWorkload(spec),
+    concurrency: s.concurrency,
+    timeScale: s.timeScale,
+    warmupMs: s.warmupMs,
+    durationMs: s.durationMs,
+    maxPrograms: s.maxPrograms,
+    progress: s.progress,
+    programIdPrefix: target.programIdPrefix,
+  });
 }

@@ -20,16 +20,11 @@ import { runCompare } from "../bench/compare.ts";
 import { discoverModel } from "../bench/discover-model.ts";
 import { formatRunsTable } from "../bench/format-table.ts";
 import { benchJson, type RunReport } from "../bench/report.ts";
-import { runBench } from "../bench/run-bench.ts";
+import { runBenchAt } from "../bench/run-bench.ts";
 import { startRouterFor } from "../bench/start-router-for.ts";
 import { renderSvgChart } from "../bench/svg-chart.ts";
 import { ConfigError } from "../errors.ts";
-import {
-  DEFAULT_WORKLOAD,
-  limitContext,
-  loadWorkload,
-  SHIPPED_TRACES,
-} from "../workload/load-workload.ts";
+import { DEFAULT_WORKLOAD, SHIPPED_TRACES } from "../workload/load-workload.ts";
 import { presetNames } from "../workload/presets.ts";
 
 function addCommonOptions(cmd: Command): Command {
@@ -92,19 +87,11 @@ export function registerBench(program: Command): void {
     const served = await discoverModel(o.url);
     const model = o.model ?? served?.id;
     if (!model) throw new ConfigError("--model", `cannot list models at ${o.url}; pass --model`);
-    const max = served?.maxModelLen ?? undefined;
-    const spec = max ? limitContext(o.workload, max) : o.workload;
-    const { report } = await runBench({
-      router: o.label,
+    const { report } = await runBenchAt(o, {
+      label: o.label,
       url: o.url,
       model,
-      workload: await loadWorkload(spec),
-      concurrency: o.concurrency,
-      timeScale: o.timeScale,
-      warmupMs: o.warmupMs,
-      durationMs: o.durationMs,
-      maxPrograms: o.maxPrograms,
-      progress: o.progress,
+      maxModelLen: served?.maxModelLen ?? null,
       programIdPrefix: `bench-${Date.now().toString(36)}-`,
     });
     process.stdout.write(`${formatRunsTable([report])}\n`);
