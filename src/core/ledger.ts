@@ -101,23 +101,34 @@ function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
     b.markedHeadroom += sign * p.headroom;
   }
   const cb = b.classBooks;
-  if (cb !== null) addToClassBook(cb[p.cls], p, sign * p.tokens, sign);
+  if (cb !== null) addToClassBook(cb[p.cls], p, sign * p.tokens, sign, sign * p.headroom);
 }
 
-/** The same sums per priority class (reservations: src/core/priority/class-room.ts). */
-function addToClassBook(book: ClassBook, p: ProgramRecord, tokens: number, programs: number) {
+/**
+ * The same sums per priority class (reservations: src/core/priority/class-room.ts), headroom
+ * included, so a class's used room follows the backend's rule. `classBooks` is null when
+ * priorities are off: these updates then cost one null check.
+ */
+function addToClassBook(
+  book: ClassBook,
+  p: ProgramRecord,
+  tokens: number,
+  programs: number,
+  headroom: number,
+): void {
   if (p.status === "REASONING") book.reasoningTokens += tokens;
   else book.actingTokens += tokens;
   book.programs += programs;
+  book.headroomTokens += headroom;
 }
 
 /** Move a program to another priority class; an attached program's class books follow. */
 export function setProgramClass(p: ProgramRecord, cls: ClassIndex): void {
   if (p.cls === cls) return;
   const cb = p.backend?.classBooks ?? null;
-  if (cb !== null) addToClassBook(cb[p.cls], p, -p.tokens, -1);
+  if (cb !== null) addToClassBook(cb[p.cls], p, -p.tokens, -1, -p.headroom);
   p.cls = cls;
-  if (cb !== null) addToClassBook(cb[p.cls], p, p.tokens, 1);
+  if (cb !== null) addToClassBook(cb[p.cls], p, p.tokens, 1, p.headroom);
 }
 
 /** Register a program on a backend (ACTIVE). */
@@ -169,7 +180,7 @@ export function refreshFootprint(p: ProgramRecord): void {
     addDecay(b, delta, p.actingSince);
   }
   if (p.markedForPause) b.markedTokens += delta;
-  if (b.classBooks !== null) addToClassBook(b.classBooks[p.cls], p, delta, 0);
+  if (b.classBooks !== null) addToClassBook(b.classBooks[p.cls], p, delta, 0, 0);
 }
 
 export function setStatus(p: ProgramRecord, status: ProgramStatus, now: number): void {
@@ -212,6 +223,7 @@ export function setHeadroom(p: ProgramRecord, headroom: number): void {
   if (b === null) return;
   b.headroomTokens += delta;
   if (p.markedForPause) b.markedHeadroom += delta;
+  if (b.classBooks !== null) b.classBooks[p.cls].headroomTokens += delta;
 }
 
 export function markForPause(p: ProgramRecord): void {

@@ -7,9 +7,11 @@ import {
   refreshCredit,
   refreshFootprint,
   setHeadroom,
+  setProgramClass,
   setStatus,
   usedTokens,
 } from "../../src/core/ledger.ts";
+import { createClassBooks } from "../../src/core/priority/priority-state.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
 import {
   createBackendBook,
@@ -37,6 +39,29 @@ test("books follow status, footprint and detach incrementally, back to zero", ()
     [b.reasoningTokens, b.reasoningPrograms, b.programs.size, b.headroomTokens],
     [0, 0, 0, 0],
   );
+});
+
+test("class books sum headroom through headroom, class, status and detach changes, back to zero", () => {
+  const b = createBackendBook({ id: "b0", type: "vllm" });
+  b.classBooks = createClassBooks();
+  const p = createProgramRecord("p", 1, null, 0);
+  p.knownTokens = 500;
+  p.headroom = 100;
+  refreshFootprint(p);
+  attach(p, b);
+  const headroomByClass = () => b.classBooks?.map((c) => c.headroomTokens);
+  assert.deepEqual(headroomByClass(), [0, 0, 100, 0], "default class: index 2");
+  setHeadroom(p, 400);
+  assert.deepEqual(headroomByClass(), [0, 0, 400, 0]);
+  setProgramClass(p, 1);
+  assert.deepEqual(headroomByClass(), [0, 400, 0, 0]);
+  setStatus(p, "REASONING", 0);
+  assert.deepEqual(headroomByClass(), [0, 400, 0, 0], "a status change keeps the sum");
+  detach(p);
+  setHeadroom(p, 900); // detached: no book holds it
+  assert.deepEqual(headroomByClass(), [0, 0, 0, 0]);
+  attach(p, b);
+  assert.deepEqual(headroomByClass(), [0, 900, 0, 0]);
 });
 
 test("the materialised sum counts a REASONING program only once its request is prefilled", () => {

@@ -9,17 +9,17 @@ import type { PriorityState } from "./priority-state.ts";
  *   - the part of it class h does not use is held back from every lower class;
  *   - once class h uses its reserved room the hold shrinks one for one;
  *   - a class's own reservation never counts against it (only higher classes hold room).
- * A class's usage counts like the backend's: reasoning + w·acting + buffer per program.
+ * A class's usage counts like the backend's (ledger.ts `usedTokens`): reasoning + w·acting +
+ * each program's own headroom (headroom.ts), summed incrementally in the class book. A flat
+ * buffer per program here made a class's used room disagree with the room its programs take.
  */
 
 /** Tokens class `cls` uses on `b` (0 when priorities are off). */
 export function classUsedTokens(state: SchedulerState, b: BackendBook, cls: ClassIndex): number {
   const book = b.classBooks?.[cls];
   if (book === undefined) return 0;
-  const { actingTokenWeight, bufferPerProgram } = state.config;
-  return (
-    book.reasoningTokens + actingTokenWeight * book.actingTokens + bufferPerProgram * book.programs
-  );
+  const { actingTokenWeight } = state.config;
+  return book.reasoningTokens + actingTokenWeight * book.actingTokens + book.headroomTokens;
 }
 
 export function reservedTokens(pr: PriorityState, b: BackendBook, cls: ClassIndex): number {

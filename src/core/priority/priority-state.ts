@@ -34,6 +34,8 @@ export interface ClassBook {
   reasoningTokens: number;
   actingTokens: number;
   programs: number;
+  /** Σ headroom of the class's programs on the backend (each its own: headroom.ts). */
+  headroomTokens: number;
 }
 
 export interface QueueWaitObservation {
@@ -84,7 +86,7 @@ export function createPriorityState(
 export function createClassBooks(): ClassBook[] {
   const books: ClassBook[] = [];
   for (let c = 0; c < CLASS_COUNT; c++) {
-    books.push({ reasoningTokens: 0, actingTokens: 0, programs: 0 });
+    books.push({ reasoningTokens: 0, actingTokens: 0, programs: 0, headroomTokens: 0 });
   }
   return books;
 }
