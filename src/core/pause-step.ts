@@ -1,4 +1,5 @@
 import { isPlaceable, markForPause, usedTokens } from "./ledger.ts";
+import type { PauseVictims } from "./pause-victims.ts";
 import { pauseProgram } from "./program-moves.ts";
 import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
 
@@ -30,12 +31,26 @@ export function pauseOverCapacity(state: SchedulerState): void {
  * to make room for an aged program (resume.ts case 2).
  */
 export function freeRoom(state: SchedulerState, b: BackendBook, tokens: number, why: string) {
-  const victims = state.policies.pauseVictims({
-    programs: b.programs,
-    overflow: tokens,
-    actingTokenWeight: state.config.actingTokenWeight,
-    bufferPerProgram: state.config.bufferPerProgram,
-  });
+  applyVictims(
+    state,
+    b,
+    state.policies.pauseVictims({
+      programs: b.programs,
+      overflow: tokens,
+      actingTokenWeight: state.config.actingTokenWeight,
+      bufferPerProgram: state.config.bufferPerProgram,
+    }),
+    why,
+  );
+}
+
+/** Carries out a victim choice on `b`: ACTING victims paused now, REASONING ones marked. */
+export function applyVictims(
+  state: SchedulerState,
+  b: BackendBook,
+  victims: PauseVictims,
+  why: string,
+): void {
   for (const p of victims.pause) pauseProgram(state, p, why);
   for (const p of victims.mark) {
     markForPause(p);

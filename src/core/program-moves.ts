@@ -114,3 +114,14 @@ export function detachForReplacement(state: SchedulerState, p: ProgramRecord): v
     backend: b?.id ?? null,
   });
 }
+
+/** Seats a waiting program on an empty backend, whether or not it fits (the oversized rule). */
+export function seatOnEmpty(state: SchedulerState, p: ProgramRecord, b: BackendBook): void {
+  state.effects.log("info", "oversized program seated on an empty backend", {
+    programId: p.id,
+    backend: b.id,
+    need: p.tokens + p.headroom,
+    capacity: b.capacity,
+  });
+  resumeProgram(state, p, b, false);
+}

@@ -2,7 +2,7 @@ import { activePrograms, activeTokens, isPlaceable, resumeRoomTokens } from "./l
 import { freeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
 import { tryPriorityResume } from "./priority/priority-resume.ts";
-import { resumeProgram } from "./program-moves.ts";
+import { resumeProgram, seatOnEmpty } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
@@ -193,14 +193,7 @@ function seatOversized(state: SchedulerState): void {
     if (!isPlaceable(b) || activePrograms(b) > 0) continue;
     while (next < queue.length && queue[next].parked.length === 0) next++;
     if (next >= queue.length) return;
-    const p = queue[next++];
-    state.effects.log("info", "oversized program seated on an empty backend", {
-      programId: p.id,
-      backend: b.id,
-      need: p.tokens + p.headroom,
-      capacity: b.capacity,
-    });
-    resumeProgram(state, p, b, false);
+    seatOnEmpty(state, queue[next++], b);
   }
 }
 

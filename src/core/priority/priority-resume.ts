@@ -1,5 +1,5 @@
 import { activePrograms, isPlaceable, resumeRoomTokens } from "../ledger.ts";
-import { resumeProgram } from "../program-moves.ts";
+import { resumeProgram, seatOnEmpty } from "../program-moves.ts";
 import { compactQueueOrder } from "../queue.ts";
 import type { ProgramRecord, SchedulerState } from "../scheduler-state.ts";
 import { holdFor } from "./class-room.ts";
@@ -167,14 +167,7 @@ function seatOversized(state: SchedulerState): void {
   if (target < 0 || state.waitingPrograms === 0) return;
   for (const p of compactQueueOrder(state).sort(state.policies.resumeOrder)) {
     if (p.parked.length === 0) continue;
-    const b = state.backends[target];
-    state.effects.log("info", "oversized program seated on an empty backend", {
-      programId: p.id,
-      backend: b.id,
-      need: p.tokens + p.headroom,
-      capacity: b.capacity,
-    });
-    resumeProgram(state, p, b, false);
+    seatOnEmpty(state, p, state.backends[target]);
     target = emptyBackend(state);
     if (target < 0) return;
   }

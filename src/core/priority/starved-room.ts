@@ -1,5 +1,4 @@
-import { markForPause } from "../ledger.ts";
-import { pauseProgram } from "../program-moves.ts";
+import { applyVictims } from "../pause-step.ts";
 import type { BackendBook, SchedulerState } from "../scheduler-state.ts";
 import { classAwareVictims } from "./class-victims.ts";
 import type { ClassIndex } from "./priority-classes.ts";
@@ -33,15 +32,5 @@ export function makeRoomForStarved(
     actingTokenWeight: state.config.actingTokenWeight,
     bufferPerProgram: state.config.bufferPerProgram,
   });
-  for (const p of victims.pause) pauseProgram(state, p, "room for a starved program");
-  for (const p of victims.mark) {
-    markForPause(p);
-    state.counters.marks++;
-    state.effects.log("debug", "program marked for pause", {
-      programId: p.id,
-      backend: b.id,
-      tokens: p.tokens,
-      why: "room for a starved program",
-    });
-  }
+  applyVictims(state, b, victims, "room for a starved program");
 }
