@@ -22,9 +22,9 @@ import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import type { PriorityConfig, SchedulerConfig } from "../src/core/api.ts";
-import { runSimulation } from "../src/simulate/run-simulation.ts";
 import { resolveSimulateFlags } from "../src/simulate/simulate-options.ts";
 import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
+import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../src/workload/load-workload.ts";
 
 const { values: args } = parseArgs({
@@ -72,19 +72,7 @@ function run(
   }
   return loadWorkload(o.workload).then((workload) => {
     const t0 = performance.now();
-    const { report } = runSimulation({
-      router: "tr",
-      concurrency: o.concurrency[0],
-      workload,
-      numBackends: o.numBackends,
-      profile: o.profile,
-      numGpuBlocks: o.numGpuBlocks,
-      warmupMs: o.warmupMs,
-      durationMs: o.durationMs,
-      schedulerIntervalMs: o.schedulerIntervalMs,
-      knobs,
-      engineSeed: seed,
-    });
+    const [report] = simulateSweep({ ...o, knobs, concurrency: [o.concurrency[0]] }, workload);
     return { report, wallS: (performance.now() - t0) / 1000 };
   });
 }

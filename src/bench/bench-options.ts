@@ -9,9 +9,9 @@ import {
 import { ConfigError } from "../errors.ts";
 import { parseClassMix } from "../workload/class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
-import type { WorkloadSpec } from "../workload/types.ts";
 import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
 import { COMPARE_MODES, type CompareMode } from "./compare.ts";
+import type { BenchSettings } from "./run-bench.ts";
 
 /**
  * Flags of `maitred bench` and `maitred bench compare`, validated in one place: each error is
@@ -43,14 +43,7 @@ export interface CommonBenchFlags {
   progress?: boolean;
 }
 
-export interface CommonBenchOptions {
-  workload: WorkloadSpec;
-  concurrency: number;
-  timeScale: number;
-  warmupMs: number;
-  /** Undefined when only `--programs` bounds the run. */
-  durationMs?: number;
-  maxPrograms?: number;
+export interface CommonBenchOptions extends BenchSettings {
   json?: string;
   svg?: string;
   progress: boolean;

@@ -1,10 +1,9 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
-import type { WorkloadSpec } from "../workload/types.ts";
 import { discoverModel } from "./discover-model.ts";
 import type { RunReport } from "./report.ts";
-import { runBenchAt } from "./run-bench.ts";
+import { type BenchSettings, runBenchAt } from "./run-bench.ts";
 
 /**
  * `maitred bench compare`: the same workload against each system in turn, in one process, so
@@ -28,13 +27,7 @@ export type RouterStarter = (
   timeScale: number,
 ) => Promise<RunningRouter>;
 
-export interface CompareOptions {
-  workload: WorkloadSpec;
-  concurrency: number;
-  timeScale: number;
-  warmupMs: number;
-  durationMs?: number;
-  maxPrograms?: number;
+export interface CompareOptions extends BenchSettings {
   numBackends: number;
   numGpuBlocks?: number;
   profile?: string;

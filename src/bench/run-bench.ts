@@ -89,6 +89,7 @@ export interface BenchSettings {
   concurrency: number;
   timeScale: number;
   warmupMs: number;
+  /** Undefined when only `--programs` bounds the run. */
   durationMs?: number;
   maxPrograms?: number;
   progress?: boolean;

@@ -3,6 +3,7 @@ import { test } from "node:test";
 import type { SchedulerConfig } from "../../src/core/api.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { sample } from "./harness.ts";
 
 const noop = () => {};
 const effects = { dispatch: noop, reject: noop, cancel: noop, log: noop };
@@ -20,7 +21,7 @@ test("defaults carry the reference constants (buffer 100, 1800 s pause and idle 
 test("a config without the optional knobs runs with their defaults", () => {
   const { growthHeadroomSteps: _g, ageingMs: _a, ...plain } = DEFAULT_SCHEDULER_CONFIG;
   const s = createScheduler({ config: plain, backends: [{ id: "b0", type: "vllm" }], effects });
-  s.handle({ kind: "tick", now: 0, metrics: { b0: sampleWithCapacity(100_000) } });
+  s.handle({ kind: "tick", now: 0, metrics: { b0: sample(100_000) } });
   for (const [i, total] of [1000, 1500].entries()) {
     const id = `a${i}`;
     s.handle({
@@ -37,20 +38,6 @@ test("a config without the optional knobs runs with their defaults", () => {
   }
   assert.equal(s.snapshot().backends[0].usedTokens, 1500 + 4 * 500, "learned headroom is on");
 });
-
-function sampleWithCapacity(capacityTokens: number) {
-  return {
-    capacityTokens,
-    kvUsage: 1,
-    running: 0,
-    waiting: 0,
-    preemptionsTotal: 0,
-    prefixCacheQueriesTotal: 0,
-    prefixCacheHitsTotal: 0,
-    promptTokensTotal: 0,
-    generationTokensTotal: 0,
-  };
-}
 
 const bad: [keyof SchedulerConfig, unknown][] = [
   ["mode", "fast"],
