@@ -43,10 +43,10 @@ export function sglangSampleFromText(text: string, backendId = "backend"): Backe
   const prompt = sumOf(f, "sglang:prompt_tokens_total") ?? 0;
   return {
     capacityTokens: sumOf(f, "sglang:max_total_num_tokens"),
-    kvUsage: usage ?? 0,
-    running: running ?? 0,
-    waiting: sumOf(f, "sglang:num_queue_reqs") ?? 0,
-    preemptionsTotal: sumOf(f, "sglang:num_retracted_requests_total") ?? 0,
+    kvUsage: usage,
+    running,
+    waiting: sumOf(f, "sglang:num_queue_reqs"),
+    preemptionsTotal: sumOf(f, "sglang:num_retracted_requests_total"),
     // SGLang has no query/hit counter pair; prompt tokens and cached prompt tokens play the part.
     prefixCacheQueriesTotal: prompt,
     prefixCacheHitsTotal: sumOf(f, "sglang:cached_tokens_total") ?? 0,

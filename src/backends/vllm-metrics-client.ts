@@ -41,10 +41,10 @@ export function vllmSampleFromText(
   return {
     sample: {
       capacityTokens: capacityOf(f),
-      kvUsage: kv ?? 0,
-      running: running ?? 0,
-      waiting: sumOf(f, "vllm:num_requests_waiting") ?? 0,
-      preemptionsTotal: sumOf(f, "vllm:num_preemptions_total") ?? 0,
+      kvUsage: kv,
+      running,
+      waiting: sumOf(f, "vllm:num_requests_waiting"),
+      preemptionsTotal: sumOf(f, "vllm:num_preemptions_total"),
       prefixCacheQueriesTotal:
         sumOf(f, "vllm:prefix_cache_queries_total") ??
         sumOf(f, "vllm:gpu_prefix_cache_queries_total") ??

@@ -80,6 +80,12 @@ export interface SchedulerConfig {
    * Absent = AGEING_MS; 0 = off (pure smallest-first, as the original).
    */
   ageingMs?: number;
+  /**
+   * An ACTING program's room is lent to waiting work once its tool call has run this many
+   * times its expected tool time (src/core/lending.ts). Absent = LEND_AFTER_TOOL_TIMES; 0 =
+   * never (ThunderAgent: an ACTING program keeps its room until it is paused).
+   */
+  lendAfterToolTimes?: number;
   /** Force resume after this long paused (ms; ThunderAgent 1800 s). */
   maxPauseMs: number;
   /** Release programs idle this long (ms; default 1800 s). */
@@ -117,14 +123,44 @@ export interface ProgramView {
   priorityClass?: PriorityClass;
 }
 
+/**
+ * The engine's last report on a backend beside the router's books (src/core/room.ts). Every
+ * figure the engine did not report is null (unknown), never 0.
+ */
+export interface EngineTruthView {
+  /** Event time of the sample. */
+  sampledAt: number;
+  kvUsage: number | null;
+  running: number | null;
+  waiting: number | null;
+  /** The engine's preemption counter rose since the previous sample. */
+  preempting: boolean;
+  /** Tokens dispatched or prefilling that the sample cannot show yet. */
+  pendingTokens: number;
+  /** The engine is waiting or preempting: the backend counts as full. */
+  full: boolean;
+  /** Room by the engine's report (null when unknown or full). */
+  roomTokens: number | null;
+  /** Truth room − belief room: positive = the books are more pessimistic than the engine. */
+  gapTokens: number | null;
+}
+
 export interface BackendView {
   id: string;
   healthy: boolean;
   /** Failed polls/forwards in a row (reset by a successful poll or response). */
   consecutiveFailures: number;
   capacityTokens: number | null;
+  /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
+  /** capacity − usedTokens (null while the capacity is unknown). */
+  beliefRoomTokens: number | null;
+  /** The room admission reads: the belief corrected by the engine's truth (room.ts). */
   remainingTokens: number | null;
+  /** The engine's last report; null until a sample, and after a failed poll. */
+  truth: EngineTruthView | null;
+  /** Programs whose room is lent during a long tool call. */
+  lentPrograms: number;
   sharedTokens: number;
   markedTokens: number;
   reasoningTokens: number;

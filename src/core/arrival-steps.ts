@@ -2,8 +2,10 @@ import { estimateContextTokens } from "./context-estimate.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { headroomOf, refreshHeadroom } from "./headroom.ts";
 import { attach } from "./ledger.ts";
+import { observeToolTime } from "./lending.ts";
 import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import { dispatchRequest } from "./program-moves.ts";
+import { touch } from "./queue.ts";
 import {
   type BackendBook,
   createProgramRecord,
@@ -16,15 +18,35 @@ import {
 
 export type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
 
-/** The arriving request's program, created on its first request. */
-export function programFor(state: SchedulerState, ev: Arrival, programId: string): ProgramRecord {
-  let p = state.programs.get(programId);
+/**
+ * The arriving request's program: created on its first request. A request without a program
+ * id gets a program of one step of its own (`anonymous`): not in the program map (no id names
+ * it), released when its request ends, and admitted like every other program.
+ */
+export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
+  const programId = ev.programId;
+  let p = programId === null ? undefined : state.programs.get(programId);
   if (p === undefined) {
-    p = createProgramRecord(programId, ++state.programSeq, ev.parentProgramId ?? null, state.now);
+    const anonymous = programId === null;
+    const id = anonymous ? `anonymous request ${ev.requestId}` : programId;
+    p = createProgramRecord(
+      id,
+      ++state.programSeq,
+      ev.parentProgramId ?? null,
+      state.now,
+      anonymous,
+    );
     p.headroom = headroomOf(state, p);
-    state.programs.set(p.id, p);
+    if (!anonymous) state.programs.set(id, p);
   }
   return p;
+}
+
+/** A program starts a step: the time since its last one ended was a tool call. */
+export function beginStep(state: SchedulerState, p: ProgramRecord): void {
+  observeToolTime(state, p);
+  p.steps++;
+  touch(state, p);
 }
 
 export function newRequest(
@@ -44,7 +66,8 @@ export function newRequest(
     backend: null,
     parkedAt: null,
     maxWaitMs: maxWait !== undefined && Number.isFinite(maxWait) && maxWait >= 0 ? maxWait : null,
-    final: ev.final === true,
+    // An anonymous request's program ends with it.
+    final: ev.final === true || ev.programId === null,
     promptChars,
     messageCount: chars.length,
     baseTokens,

@@ -2,6 +2,7 @@ import { Errors } from "../errors.ts";
 import type { BackendMetricsSample } from "./events.ts";
 import { SHARED_CREDIT_SAMPLES } from "./scheduler-config.ts";
 import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+import { forgetTruth, recordTruth } from "./truth.ts";
 
 /**
  * Engine truth per backend: capacity, prefix-sharing credit and health. Capacity is re-learned
@@ -9,36 +10,32 @@ import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
  * reference §3.11.10).
  */
 
-function finiteOr(value: number, fallback: number): number {
-  return Number.isFinite(value) ? value : fallback;
-}
-
 /**
  * Prefix-sharing credit from engine truth (the original never computed it: reference §3.11,
  * ThunderAgent #36): tokens we count on the GPU that the engine does not hold. Raw credit of
  * one sample, cases:
- *   1. capacity unknown → 0;
+ *   1. capacity, KV usage or the waiting count unknown → 0 (a missing gauge is unknown, not
+ *      an empty cache);
  *   2. the engine has requests waiting → 0: their tokens are not in the KV pool yet, so the gap
  *      is a backlog, not sharing, and crediting it would hide the very overload the pause
  *      step must see;
- *   3. otherwise `max(0, materialised − kvUsage·capacity)`, kvUsage clamped to 0..1 (a garbled
- *      value counts as full). `materialised` counts only REASONING programs whose request the
+ *   3. otherwise `max(0, materialised − kvUsage·capacity)`, kvUsage clamped to 0..1. `materialised` counts only REASONING programs whose request the
  *      engine has prefilled (ledger.ts `creditTokensOf`): a request still prefilling holds a
  *      fraction of its blocks, and counting it made the credit spike (p99 28–34K, max 63K
  *      tokens on the DeepSeek trace) exactly when a resume had just filled the backend.
  * The credit used is the minimum of the last SHARED_CREDIT_SAMPLES raw credits, so a gap the
  * engine shows for a single sample never admits anyone.
  */
-function rawCredit(b: BackendBook, sample: BackendMetricsSample): number {
-  if (b.capacity === null) return 0;
-  if (sample.waiting > 0) return 0;
-  const kvUsage = Math.min(1, Math.max(0, finiteOr(sample.kvUsage, 1)));
-  return Math.max(0, b.materialisedTokens - kvUsage * b.capacity);
+function rawCredit(b: BackendBook): number {
+  const t = b.truth;
+  if (b.capacity === null || t === null || t.kvUsage === null || t.waiting === null) return 0;
+  if (t.waiting > 0) return 0;
+  return Math.max(0, b.materialisedTokens - t.kvUsage * b.capacity);
 }
 
-function sharedCredit(b: BackendBook, sample: BackendMetricsSample): number {
+function sharedCredit(b: BackendBook): number {
   const window = b.creditSamples;
-  window.push(rawCredit(b, sample));
+  window.push(rawCredit(b));
   if (window.length > SHARED_CREDIT_SAMPLES) window.shift();
   let min = Number.POSITIVE_INFINITY;
   for (const c of window) if (c < min) min = c;
@@ -55,7 +52,8 @@ export function applySample(
   b.lastMetrics = sample;
   const cap = sample.capacityTokens;
   if (cap !== null && Number.isFinite(cap) && cap > 0) b.capacity = cap;
-  b.shared = sharedCredit(b, sample);
+  recordTruth(b, sample, state.now);
+  b.shared = sharedCredit(b);
   if (!b.healthy) {
     b.healthy = true;
     state.effects.log("info", "backend healthy again", { backend: b.id });
@@ -69,8 +67,10 @@ export function applySample(
  */
 export function recordFailure(state: SchedulerState, b: BackendBook, source: string): void {
   b.consecutiveFailures++;
+  if (source === "poll") forgetTruth(b); // what it said last no longer holds
   if (!b.healthy || b.consecutiveFailures < state.config.unhealthyAfterFailures) return;
   b.healthy = false;
+  forgetTruth(b);
   b.shared = 0;
   b.creditSamples.length = 0;
   state.effects.log("warn", "backend unhealthy", {

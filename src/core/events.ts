@@ -25,15 +25,21 @@ export interface Usage {
   cachedTokens?: number;
 }
 
-/** Engine truth from one poll of a backend's metrics endpoint. */
+/**
+ * Engine truth from one poll of a backend's metrics endpoint. A gauge the endpoint does not
+ * export is null: unknown, never zero (a missing KV usage read as 0 % would invent free room).
+ */
 export interface BackendMetricsSample {
   /** KV capacity in tokens (vLLM: block_size × num_gpu_blocks; SGLang: max_total_num_tokens). */
   capacityTokens: number | null;
-  /** 0..1 (vLLM `kv_cache_usage_perc`, SGLang `token_usage`). */
-  kvUsage: number;
-  running: number;
-  waiting: number;
-  preemptionsTotal: number;
+  /** 0..1 (vLLM `kv_cache_usage_perc`, SGLang `token_usage`); null = not exported. */
+  kvUsage: number | null;
+  /** Requests the engine is running; null = not exported. */
+  running: number | null;
+  /** Requests the engine holds waiting for KV or a batch slot; null = not exported. */
+  waiting: number | null;
+  /** Engine preemptions (SGLang: retractions) since it started; null = not exported. */
+  preemptionsTotal: number | null;
   prefixCacheQueriesTotal: number;
   prefixCacheHitsTotal: number;
   promptTokensTotal: number;

@@ -1,9 +1,6 @@
 import { setHeadroom } from "./ledger.ts";
-import {
-  GROWTH_EMA_WEIGHT,
-  GROWTH_HEADROOM_CAP_TOKENS,
-  GROWTH_PRIOR_WEIGHT,
-} from "./scheduler-config.ts";
+import { observeMedian } from "./median-window.ts";
+import { GROWTH_EMA_WEIGHT, GROWTH_HEADROOM_CAP_TOKENS } from "./scheduler-config.ts";
 import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -15,8 +12,9 @@ import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
  * and `cap` = GROWTH_HEADROOM_CAP_TOKENS, cases:
  *   1. steps = 0 → `bufferPerProgram` (ThunderAgent exactly);
  *   2. the program has seen two step ends → max(buffer, min(cap, steps × its growth average));
- *   3. otherwise → max(buffer, min(cap, steps × the all-programs average)), which is the
- *      buffer before any program has shown a growth.
+ *   3. otherwise → max(buffer, min(cap, steps × the all-programs prior)), the median of the
+ *      last PRIOR_WINDOW step growths (one outlier cannot move it far), which is the buffer
+ *      before any program has shown a growth.
  * Each program's value is stored on it and its backend keeps the sum (ledger.ts), so reading a
  * backend's `used` stays O(1); a value changes only when its program ends a step.
  */
@@ -24,7 +22,8 @@ import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 export function headroomOf(state: SchedulerState, p: ProgramRecord): number {
   const { bufferPerProgram, growthHeadroomSteps } = state.config;
   if (growthHeadroomSteps === 0) return bufferPerProgram; // 1
-  const growth = p.growthEma >= 0 ? p.growthEma : state.growthPrior; // 2, 3 (0 before any)
+  const prior = state.growthPrior.median;
+  const growth = p.growthEma >= 0 ? p.growthEma : Number.isNaN(prior) ? 0 : prior; // 2, 3
   return Math.max(
     bufferPerProgram,
     Math.min(GROWTH_HEADROOM_CAP_TOKENS, growthHeadroomSteps * growth),
@@ -48,8 +47,6 @@ export function observeStepEnd(state: SchedulerState, p: ProgramRecord, tokens: 
   if (last < 0) return;
   const growth = Math.max(0, tokens - last);
   p.growthEma = p.growthEma < 0 ? growth : p.growthEma + GROWTH_EMA_WEIGHT * (growth - p.growthEma);
-  // A moving average that is a plain mean over its first 1/weight samples (no bias to 0).
-  const n = ++state.growthSamples;
-  state.growthPrior += Math.max(GROWTH_PRIOR_WEIGHT, 1 / n) * (growth - state.growthPrior);
+  observeMedian(state.growthPrior, growth);
   refreshHeadroom(state, p);
 }

@@ -1,4 +1,4 @@
-import type { ProgramStatus, SchedulerConfig } from "./api.ts";
+import type { ProgramStatus } from "./api.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
 import type { ClassBook } from "./priority/priority-state.ts";
 import type { BackendBook, ProgramRecord, RequestRecord } from "./scheduler-state.ts";
@@ -16,40 +16,6 @@ export function activePrograms(b: BackendBook): number {
 /** Tokens the router believes sit on the backend (programs + anonymous requests). */
 export function activeTokens(b: BackendBook): number {
   return b.reasoningTokens + b.actingTokens + b.anonymousTokens;
-}
-
-/**
- * `used = reasoning + w·acting − shared + Σ headroom` (seed 004 "Capacity Model", where the
- * headroom is `buffer·active`; here each program's own, at least the buffer: headroom.ts).
- * Anonymous requests are on the GPU while in flight, so they count like reasoning tokens.
- */
-export function usedTokens(b: BackendBook, config: SchedulerConfig): number {
-  return (
-    b.reasoningTokens +
-    b.anonymousTokens +
-    config.actingTokenWeight * b.actingTokens -
-    b.shared +
-    b.headroomTokens
-  );
-}
-
-/** Room left, or null when the capacity is not known yet. */
-export function roomTokens(b: BackendBook, config: SchedulerConfig): number | null {
-  return b.capacity === null ? null : b.capacity - usedTokens(b, config);
-}
-
-/**
- * Room as the resume step sees it: with `useActingTokenDecay` the acting term is decayed
- * (resume side only, as in the original: reference/thunderagent.md §3.10). The weight still
- * applies so that the two knobs compose (the original drops it in the decayed formula).
- */
-export function resumeRoomTokens(b: BackendBook, config: SchedulerConfig, now: number): number {
-  if (b.capacity === null) return 0;
-  if (!config.useActingTokenDecay) return b.capacity - usedTokens(b, config);
-  const acting = config.actingTokenWeight * decayedActingTokens(b, now);
-  return (
-    b.capacity - (b.reasoningTokens + b.anonymousTokens + acting - b.shared + b.headroomTokens)
-  );
 }
 
 /** A backend the tr scheduler may place on: healthy and with a known capacity. */
@@ -84,24 +50,38 @@ export function decayedActingTokens(b: BackendBook, now: number): number {
   return Math.max(0, b.decaySum * 2 ** (-(now - b.decayBase) / DECAY_HALF_LIFE_MS));
 }
 
+/** Tokens a program books on its backend: none while its idle room is lent (lending.ts). */
+export function bookedTokens(p: ProgramRecord): number {
+  return p.lent ? 0 : p.tokens;
+}
+
+/** Headroom a program books on its backend: none while lent, like its tokens. */
+export function bookedHeadroom(p: ProgramRecord): number {
+  return p.lent ? 0 : p.headroom;
+}
+
 function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
+  const tokens = bookedTokens(p);
+  const headroom = bookedHeadroom(p);
   if (p.status === "REASONING") {
-    b.reasoningTokens += sign * p.tokens;
+    b.reasoningTokens += sign * tokens;
     b.reasoningPrograms += sign;
+    b.reasoningHeadroom += sign * headroom;
   } else {
-    b.actingTokens += sign * p.tokens;
+    b.actingTokens += sign * tokens;
     b.actingPrograms += sign;
-    addDecay(b, sign * p.tokens, p.actingSince);
+    addDecay(b, sign * tokens, p.actingSince);
   }
+  if (p.lent) b.lentPrograms += sign;
   b.materialisedTokens += sign * p.creditTokens;
-  b.headroomTokens += sign * p.headroom;
+  b.headroomTokens += sign * headroom;
   if (p.markedForPause) {
-    b.markedTokens += sign * p.tokens;
+    b.markedTokens += sign * tokens;
     b.markedPrograms += sign;
-    b.markedHeadroom += sign * p.headroom;
+    b.markedHeadroom += sign * headroom;
   }
   const cb = b.classBooks;
-  if (cb !== null) addToClassBook(cb[p.cls], p, sign * p.tokens, sign, sign * p.headroom);
+  if (cb !== null) addToClassBook(cb[p.cls], p, sign * tokens, sign, sign * headroom);
 }
 
 /**
@@ -126,9 +106,9 @@ function addToClassBook(
 export function setProgramClass(p: ProgramRecord, cls: ClassIndex): void {
   if (p.cls === cls) return;
   const cb = p.backend?.classBooks ?? null;
-  if (cb !== null) addToClassBook(cb[p.cls], p, -p.tokens, -1, -p.headroom);
+  if (cb !== null) addToClassBook(cb[p.cls], p, -bookedTokens(p), -1, -bookedHeadroom(p));
   p.cls = cls;
-  if (cb !== null) addToClassBook(cb[p.cls], p, p.tokens, 1, p.headroom);
+  if (cb !== null) addToClassBook(cb[p.cls], p, bookedTokens(p), 1, bookedHeadroom(p));
 }
 
 /** Register a program on a backend (ACTIVE). */
@@ -173,7 +153,7 @@ export function refreshFootprint(p: ProgramRecord): void {
   p.tokens = tokens;
   refreshCredit(p);
   const b = p.backend;
-  if (b === null) return;
+  if (b === null || p.lent) return;
   if (p.status === "REASONING") b.reasoningTokens += delta;
   else {
     b.actingTokens += delta;
@@ -220,19 +200,32 @@ export function setHeadroom(p: ProgramRecord, headroom: number): void {
   if (delta === 0) return;
   p.headroom = headroom;
   const b = p.backend;
-  if (b === null) return;
+  if (b === null || p.lent) return;
   b.headroomTokens += delta;
+  if (p.status === "REASONING") b.reasoningHeadroom += delta;
   if (p.markedForPause) b.markedHeadroom += delta;
   if (b.classBooks !== null) b.classBooks[p.cls].headroomTokens += delta;
+}
+
+/**
+ * Lend a program's booked room to waiting work, or take it back (lending.ts decides when).
+ * Its backend's sums follow; a REASONING program is never lent.
+ */
+export function setLent(p: ProgramRecord, lent: boolean): void {
+  if (p.lent === lent) return;
+  const b = p.backend;
+  if (b !== null) addToBooks(p, b, -1);
+  p.lent = lent;
+  if (b !== null) addToBooks(p, b, 1);
 }
 
 export function markForPause(p: ProgramRecord): void {
   const b = p.backend;
   if (p.markedForPause || b === null) return;
   p.markedForPause = true;
-  b.markedTokens += p.tokens;
+  b.markedTokens += bookedTokens(p);
   b.markedPrograms += 1;
-  b.markedHeadroom += p.headroom;
+  b.markedHeadroom += bookedHeadroom(p);
 }
 
 /** Anonymous requests count in their backend's load while in flight (issue text). */

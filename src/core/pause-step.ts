@@ -1,44 +1,45 @@
-import { isPlaceable, markForPause, usedTokens } from "./ledger.ts";
+import { isPlaceable, markForPause } from "./ledger.ts";
 import type { PauseVictims } from "./pause-victims.ts";
 import { pauseProgram } from "./program-moves.ts";
-import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
-
-/**
- * Overflow still to be freed on `b`, counting what marked programs will free when their turn
- * ends (tokens + headroom each). Positive = action needed.
- */
-export function projectedOverflow(state: SchedulerState, b: BackendBook): number {
-  if (b.capacity === null) return 0;
-  const used = usedTokens(b, state.config);
-  return used - (b.markedTokens + b.markedHeadroom) - b.capacity;
-}
+import { projectedOverflow } from "./room.ts";
+import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The pause half of the tick (seed 004 `_pause_until_safe`), for every healthy backend with a
- * known capacity that is over it: victims come from the swappable `pauseVictims` policy.
+ * known capacity whose room (room.ts: the books corrected by the engine's truth) is short of
+ * what marked programs will free: victims come from the swappable `pauseVictims` policy.
  */
 export function pauseOverCapacity(state: SchedulerState): void {
   for (const b of state.backends) {
     if (!isPlaceable(b)) continue;
     const overflow = projectedOverflow(state, b);
-    if (overflow > 0) freeRoom(state, b, overflow, "over capacity");
+    if (overflow > 0) makeRoom(state, b, overflow, null, "over capacity");
   }
 }
 
 /**
  * Free `tokens` on `b` as the pause step does: the victim policy's ACTING programs are paused
- * now, its REASONING ones marked (paused when their turn ends). Also used by the resume pass
- * to make room for an aged program (resume.ts case 2).
+ * now, its REASONING ones marked (paused when their turn ends). `eligible` narrows the
+ * candidates (a program may only displace its own class and lower ones); null = all.
  */
-export function freeRoom(state: SchedulerState, b: BackendBook, tokens: number, why: string) {
+export function makeRoom(
+  state: SchedulerState,
+  b: BackendBook,
+  tokens: number,
+  eligible: ((p: ProgramRecord) => boolean) | null,
+  why: string,
+  keepOne = true,
+): void {
+  const programs = eligible === null ? b.programs : [...b.programs].filter(eligible);
   applyVictims(
     state,
     b,
     state.policies.pauseVictims({
-      programs: b.programs,
+      programs,
       overflow: tokens,
       actingTokenWeight: state.config.actingTokenWeight,
       bufferPerProgram: state.config.bufferPerProgram,
+      keepOne,
     }),
     why,
   );

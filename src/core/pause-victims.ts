@@ -1,3 +1,4 @@
+import { bookedHeadroom, bookedTokens } from "./ledger.ts";
 import type { ProgramRecord } from "./scheduler-state.ts";
 
 /**
@@ -20,6 +21,11 @@ export interface PauseVictimInput {
   actingTokenWeight: number;
   /** The flat buffer; the default policy uses each program's own `headroom` (≥ buffer). */
   bufferPerProgram: number;
+  /**
+   * Keep at least one active, unmarked program (case 3). False when the room is made for a
+   * program that takes the backend next, so it is never left empty. Default true.
+   */
+  keepOne?: boolean;
 }
 
 export type PauseVictimFn = (input: PauseVictimInput) => PauseVictims;
@@ -43,11 +49,12 @@ export const smallestFirstVictims: PauseVictimFn = (input) => {
   const reasoning: ProgramRecord[] = [];
   let unmarked = 0;
   for (const p of input.programs) {
-    if (p.markedForPause) continue;
+    // A lent program books nothing: pausing it would free no room (lending.ts).
+    if (p.markedForPause || p.lent) continue;
     unmarked++;
     (p.status === "ACTING" ? acting : reasoning).push(p);
   }
-  let budget = unmarked - 1; // case 3
+  let budget = unmarked - (input.keepOne === false ? 0 : 1); // case 3
   let overflow = input.overflow;
   const pause: ProgramRecord[] = [];
   const mark: ProgramRecord[] = [];
@@ -56,7 +63,7 @@ export const smallestFirstVictims: PauseVictimFn = (input) => {
   for (const p of acting) {
     if (overflow <= 0 || budget <= 0) break;
     pause.push(p); // case 1
-    overflow -= input.actingTokenWeight * p.tokens + p.headroom;
+    overflow -= input.actingTokenWeight * bookedTokens(p) + bookedHeadroom(p);
     budget--;
   }
   if (overflow > 0 && budget > 0) {

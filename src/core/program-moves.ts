@@ -10,6 +10,7 @@ import type {
   RequestRecord,
   SchedulerState,
 } from "./scheduler-state.ts";
+import { addPending } from "./truth.ts";
 
 /** The state transitions that move programs and requests between the queue and backends. */
 
@@ -34,6 +35,7 @@ function observeQueueWait(pr: PriorityState, cls: ClassIndex, ms: number): void 
 export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: BackendBook): void {
   r.backend = b;
   b.inFlight.add(r);
+  addPending(b, r);
   const p = r.program;
   if (p === null) {
     addAnonymous(b, r, 1);
@@ -56,6 +58,7 @@ export function pauseProgram(state: SchedulerState, p: ProgramRecord, why: strin
   const b = detach(p);
   p.originBackend = b === null ? p.originBackend : b.id;
   p.pausedSince = state.now;
+  p.pausedInPass = state.resumePass;
   enqueue(state, p);
   state.counters.pauses++;
   state.effects.log("debug", "program paused", {
@@ -113,15 +116,4 @@ export function detachForReplacement(state: SchedulerState, p: ProgramRecord): v
     programId: p.id,
     backend: b?.id ?? null,
   });
-}
-
-/** Seats a waiting program on an empty backend, whether or not it fits (the oversized rule). */
-export function seatOnEmpty(state: SchedulerState, p: ProgramRecord, b: BackendBook): void {
-  state.effects.log("info", "oversized program seated on an empty backend", {
-    programId: p.id,
-    backend: b.id,
-    need: p.tokens + p.headroom,
-    capacity: b.capacity,
-  });
-  resumeProgram(state, p, b, false);
 }

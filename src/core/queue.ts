@@ -87,6 +87,6 @@ export function unpark(state: SchedulerState, r: RequestRecord): void {
 /** Record activity: moves the program to the back of the idle-lease order. */
 export function touch(state: SchedulerState, p: ProgramRecord): void {
   p.lastActivity = state.now;
-  state.idleOrder.delete(p.id);
-  state.idleOrder.set(p.id, p);
+  state.idleOrder.delete(p);
+  state.idleOrder.add(p);
 }

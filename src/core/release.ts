@@ -36,8 +36,8 @@ export function releaseProgram(
   }
   p.inFlight = [];
   p.state = "TERMINATED";
-  state.programs.delete(p.id);
-  state.idleOrder.delete(p.id);
+  if (state.programs.get(p.id) === p) state.programs.delete(p.id);
+  state.idleOrder.delete(p);
   state.counters.releases++;
   if (reason === "idle") state.counters.idleReleases++;
   state.effects.log("debug", "program released", {

@@ -1,15 +1,16 @@
 import { Errors, type MaitredError } from "../errors.ts";
-import { type Arrival, newRequest, placeDirect, programFor } from "./arrival-steps.ts";
+import { type Arrival, beginStep, newRequest, placeDirect, programFor } from "./arrival-steps.ts";
 import { anyHealthy } from "./backend-health.ts";
 import { cleanChars } from "./context-estimate.ts";
 import { refreshHeadroom } from "./headroom.ts";
-import { activeTokens, footprintOf, isPlaceable, roomTokens } from "./ledger.ts";
+import { activeTokens, footprintOf, isPlaceable } from "./ledger.ts";
+import { takeBack } from "./lending.ts";
 import { argMin } from "./placement.ts";
-import { arrivalClass, onPriorityArrival } from "./priority/priority-arrival.ts";
-import { countAdmission } from "./priority/priority-state.ts";
-import { detachForReplacement, dispatchRequest } from "./program-moves.ts";
-import { enqueue, park, refreshProgram, touch } from "./queue.ts";
-import { fewestTokensBackend, tryResume } from "./resume.ts";
+import { onPriorityArrival } from "./priority/priority-arrival.ts";
+import { detachForReplacement, dispatchRequest, pauseProgram } from "./program-moves.ts";
+import { enqueue, park, refreshProgram } from "./queue.ts";
+import { tryResume } from "./resume.ts";
+import { roomOn } from "./room.ts";
 import type {
   BackendBook,
   ProgramRecord,
@@ -22,17 +23,20 @@ import type {
  *   0. shutting down → reject shutting_down;
  *   1. a request id already known → reject bad_request (the runtime's ids must be unique);
  *   2. no healthy backend → reject no_healthy_backend (never park forever);
- *   3. anonymous (programId null) → the healthy backend with the fewest tokens, at once; never
- *      paused, queued or merged into a shared program (reference §3.11.5);
+ *   3. no program id → a program of one step of its own (arrival-steps.ts `programFor`),
+ *      admitted by the cases below like any other: it cannot overfill a backend either;
  *   4. tr, program queued (paused, or new and not yet placed) → park; try a resume;
  *   5. program on an unhealthy backend → leave it, then place as in 7 (default: 8);
- *   6. program active on a healthy backend → dispatch there;
+ *   6. program active on a healthy backend → dispatch there; if its room was lent during a
+ *      long tool call (lending.ts) and the backend has no room for it any more, it is paused
+ *      and its request parked (it waits like any program over capacity);
  *   7. tr, program new or leaving → placed at once on the placeable backend with the fewest
- *      active tokens that has room, unless programs with a waiting request are queued (they
- *      go first); otherwise queued and parked, and a resume is tried at once. Paused programs
- *      with nothing waiting never hold a new program back (reference §3.11.8);
+ *      active tokens that has room (room.ts), unless programs with a waiting request are
+ *      queued (they go first); otherwise queued and parked, and a resume is tried at once
+ *      (which also seats it on a backend with nothing in flight). Paused programs with
+ *      nothing waiting never hold a new program back;
  *   8. default, program new or leaving → the healthy backend with the fewest programs; it
- *      stays there (reference §3.8);
+ *      stays there;
  *   9. tr with priorities on → cases 4–7 by class (priority/priority-arrival.ts).
  */
 export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
@@ -42,19 +46,12 @@ export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
     return;
   }
   const chars = cleanChars(ev.messageChars ?? []);
-  if (ev.programId === null) {
-    const r = newRequest(state, ev, null, chars, arrivalClass(state, ev));
-    countAdmission(state, r.cls, "admitted");
-    dispatchRequest(state, r, fewestTokensBackend(state) as BackendBook); // 3
-    return;
-  }
   if (state.priority !== null) {
-    onPriorityArrival(state, ev, ev.programId, chars); // 9
+    onPriorityArrival(state, ev, chars); // 9
     return;
   }
-  const p = programFor(state, ev, ev.programId);
-  p.steps++;
-  touch(state, p);
+  const p = programFor(state, ev); // 3
+  beginStep(state, p);
   const r = newRequest(state, ev, p, chars);
   if (state.queue.has(p)) {
     park(state, p, r); // 4
@@ -64,7 +61,7 @@ export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
   }
   if (p.backend !== null && !p.backend.healthy) detachForReplacement(state, p); // 5
   if (p.backend !== null) {
-    dispatchRequest(state, r, p.backend); // 6
+    dispatchOrPark(state, p, r); // 6
   } else if (state.config.mode === "default") {
     placeDefault(state, p, r); // 8
   } else {
@@ -79,6 +76,21 @@ function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null
   return null;
 }
 
+/** Case 6 (also the priority arrival's case 1). */
+export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: RequestRecord): boolean {
+  const b = p.backend as BackendBook;
+  if (takeBack(state, p)) {
+    dispatchRequest(state, r, b);
+    return true;
+  }
+  pauseProgram(state, p, "room lent, none left on its return");
+  park(state, p, r);
+  refreshProgram(state, p);
+  tryResume(state);
+  return false;
+}
+
+/** Case 7: `need` is the program's context with this request plus its headroom. */
 function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): void {
   refreshHeadroom(state, p);
   const need = Math.max(footprintOf(p), r.tokens) + p.headroom;
@@ -88,7 +100,7 @@ function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): vo
       ? -1
       : argMin(
           bs.length,
-          (k) => isPlaceable(bs[k]) && (roomTokens(bs[k], state.config) as number) >= need,
+          (k) => isPlaceable(bs[k]) && (roomOn(state, bs[k]) as number) >= need,
           (k) => activeTokens(bs[k]),
         );
   if (i >= 0) {

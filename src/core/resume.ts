@@ -1,203 +1,258 @@
-import { activePrograms, activeTokens, isPlaceable, resumeRoomTokens } from "./ledger.ts";
-import { freeRoom } from "./pause-step.ts";
+import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
+import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
-import { tryPriorityResume } from "./priority/priority-resume.ts";
-import { resumeProgram, seatOnEmpty } from "./program-moves.ts";
+import { countPromotion } from "./priority/priority-state.ts";
+import { pauseProgram, resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
+import { roomOn } from "./room.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import { deadlineOf } from "./timeouts.ts";
+
+type Rooms = (number | null)[];
 
 /**
- * The resume pass (tr mode), tried on every tick and whenever capacity frees. A program's need
- * is its tokens plus its headroom (headroom.ts).
+ * The resume pass (tr mode), run on every tick and whenever capacity frees; the same pass
+ * with or without priority classes (their rules come through `state.rules`: class-rules.ts).
+ * A program's need is its tokens plus its learned headroom (headroom.ts); a backend's room is
+ * room.ts `roomOn` (the books corrected by the engine's truth). Cases:
  *
- *   1. Room per placeable backend (healthy, capacity known), decayed if configured; the total
- *      is the sum of the positive rooms. When even the largest room is below the queue's need
- *      floor and no program is aged, nothing can be placed and the pass ends in O(backends).
- *   2. Walk the queue in resume order and keep each program whose need fits the largest room
- *      and still fits the total (skip-and-continue, as the original: reference §3.6 step 3).
- *      The first aged program (resume-order.ts) that does not fit gets room made for it on
- *      the backend with the most room (`admitAged`): without this, smaller programs take
- *      every bit of freed room and a large one waits for the forced resume, which then
- *      overflows the backend. Making room at once keeps the backend full instead of holding it
- *      idle while room accumulates (src/core/README.md "Evidence").
- *   3. Place the kept programs largest first: on the origin backend when it still fits (its
- *      prefix may be cached), else where the placement policy says (best fit by default).
- *      A kept program that fits no single backend any more stays queued.
- *   4. A placeable backend left with no active program takes the first waiting program in
- *      resume order even if it exceeds the backend's room: an oversized program must run
- *      somewhere, and an empty backend is the best it will get (issue text).
+ *   1. Overdue heads. For each class in `rules.overdueOrder`, while the oldest parked request
+ *      has waited past its class's bound (`overdueAfterMs`: the ageing bound, at most the
+ *      max pause), its program is seated: in any room that fits, else on the backend with the
+ *      most room once the victims its class may displace are freed (ACTING ones paused at
+ *      once, REASONING ones marked: pause-step.ts `makeRoom`). While marked programs have not
+ *      ended their turn the backend is held for it (nothing else is placed there) and it is
+ *      seated as soon as the room is there. Once it has waited the max pause it is seated at
+ *      once (a forced resume): its marked programs aside, the backend is then over capacity
+ *      by less than this one program, and the marked ones free their room at their turn's end. So no request waits longer
+ *      than the max pause (plus the time to the tick that finds it, which the runtimes arm
+ *      at `nextDeadline`), and smallest-first resume cannot starve a large program.
+ *   2. The queue in resume order (policies.resumeOrder). Each program is placed where it
+ *      fits, after the room its class must leave to higher classes (`rules.hold`): on its
+ *      origin backend when it fits there (its prefix may be cached), else by the placement
+ *      policy. Within a class a program that does not fit is skipped (the next may fit);
+ *      across classes the order is strict: once a waiting program that could fit an empty
+ *      backend does not fit now, no lower class is placed in this pass.
+ *   3. Idle backends. A placeable backend with no request in flight (by the router's count and
+ *      the engine's last report) takes the first waiting program in resume order, whatever
+ *      the books say: programs in a tool call are paused to
+ *      make its room (their KV is idle), so the backend is overfilled by that one program at
+ *      most. A GPU never sits idle while a request waits, and a program larger than a whole
+ *      backend still runs, on a backend of its own.
  */
 export function tryResume(state: SchedulerState): void {
   if (state.queue.size === 0) return;
-  if (state.priority !== null) {
-    tryPriorityResume(state); // the same pass by class: priority/priority-resume.ts
-    return;
-  }
-  const backends = state.backends;
-  const rooms: (number | null)[] = new Array(backends.length);
-  let total = 0;
-  let maxRoom = Number.NEGATIVE_INFINITY;
-  let emptyBackends = 0;
-  for (let i = 0; i < backends.length; i++) {
-    const b = backends[i];
-    if (!isPlaceable(b)) {
-      rooms[i] = null;
-      continue;
-    }
-    const room = resumeRoomTokens(b, state.config, state.now);
-    rooms[i] = room;
-    if (room > 0) total += room;
-    if (room > maxRoom) maxRoom = room;
-    if (activePrograms(b) === 0) emptyBackends++;
-  }
-  if (maxRoom >= state.needFloor || anyAged(state)) placeFitting(state, rooms, total, maxRoom);
-  if (emptyBackends > 0 && state.waitingPrograms > 0) seatOversized(state);
+  state.resumePass++;
+  const rooms: Rooms = state.backends.map((b) => (isPlaceable(b) ? roomOn(state, b) : null));
+  seatOverdue(state, rooms); // 1
+  if (state.queue.size === 0) return;
+  placeInOrder(state, rooms); // 2
+  if (state.waitingPrograms > 0) seatOnIdle(state); // 3
 }
 
-/** Whether the oldest parked request has waited `ageingMs` (parked requests are in time order). */
-function anyAged(state: SchedulerState): boolean {
-  const ageing = state.config.ageingMs;
-  if (ageing <= 0) return false;
-  for (const r of state.parkedOrder.values()) return (r.parkedAt as number) + ageing <= state.now;
-  return false;
-}
+const needOf = (p: ProgramRecord) => p.tokens + p.headroom;
 
-/**
- * The queue in resume order (near-sorted already, so the sort is close to linear). Marks the
- * aged programs first: the order and the hold of case 2 read `aged`.
- */
-function orderedQueue(state: SchedulerState): ProgramRecord[] {
-  const queue = compactQueueOrder(state);
-  const ageing = state.config.ageingMs;
-  for (const p of queue) {
-    p.aged =
-      ageing > 0 && p.parked.length > 0 && (p.parked[0].parkedAt as number) + ageing <= state.now;
-  }
-  return queue.sort(state.policies.resumeOrder);
-}
-
-function largestRoom(rooms: readonly (number | null)[]): number {
+function maxOf(rooms: Rooms): number {
   let max = Number.NEGATIVE_INFINITY;
   for (const r of rooms) if (r !== null && r > max) max = r;
   return max;
 }
 
-const positive = (room: number | null) => (room !== null && room > 0 ? room : 0);
-
-function placeFitting(
-  state: SchedulerState,
-  rooms: (number | null)[],
-  total: number,
-  maxRoom: number,
-): void {
-  const kept: ProgramRecord[] = [];
-  let left = total;
-  let agedSeen = false;
-  const queue = orderedQueue(state);
-  // Programs paused to make room for an aged one join the queue's array: not in this pass.
-  const n = queue.length;
-  for (let i = 0; i < n; i++) {
-    const p = queue[i];
-    const need = p.tokens + p.headroom;
-    if (need > maxRoom || need > left) {
-      if (p.aged && !agedSeen) {
-        agedSeen = true;
-        const h = argMaxRoom(rooms);
-        if (h < 0) continue;
-        const before = positive(rooms[h]);
-        rooms[h] = admitAged(state, p, state.backends[h], rooms[h] as number, need);
-        left += positive(rooms[h]) - before;
-        maxRoom = largestRoom(rooms);
-      }
-      continue;
-    }
-    kept.push(p);
-    left -= need;
-    if (left < state.needFloor) break;
-  }
-  // Case 3. Array.prototype.sort is stable: equal needs keep resume order.
-  kept.sort((a, b) => b.tokens - a.tokens);
-  for (const p of kept) {
-    const need = p.tokens + p.headroom;
-    const target = chooseTarget(state, rooms, p, need);
-    if (target < 0) continue;
-    (rooms[target] as number) -= need;
-    resumeProgram(state, p, state.backends[target], false);
-  }
+function indexOf(state: SchedulerState, id: string): number {
+  return state.backendIndex.get(id) ?? -1;
 }
 
-/**
- * Case 2 for the first aged program that does not fit, on the backend with the most room:
- * the pause-victim policy frees what is missing beyond what marked programs will free anyway
- * (ACTING victims paused now, REASONING ones marked), then the program is resumed there if it
- * fits; if it still waits for marked programs to end their turn, the backend is held (no other
- * placement there in this pass). A program larger than the whole backend is left to the
- * oversized seating. Returns the backend's room for the rest of the pass (null = held).
- */
-function admitAged(
-  state: SchedulerState,
-  p: ProgramRecord,
-  b: BackendBook,
-  room: number,
-  need: number,
-): number | null {
-  if (b.capacity === null || need > b.capacity) return room;
-  const missing = need - room - (b.markedTokens + b.markedHeadroom);
-  if (missing > 0) freeRoom(state, b, missing, "room for an aged program");
-  const now = resumeRoomTokens(b, state.config, state.now);
-  if (now >= need) {
-    resumeProgram(state, p, b, false);
-    return now - need;
-  }
-  state.effects.log("debug", "backend held for an aged program", {
-    programId: p.id,
-    backend: b.id,
-    need,
-    room: now,
-  });
-  return null;
-}
-
-function argMaxRoom(rooms: readonly (number | null)[]): number {
-  let best = -1;
-  let bestRoom = Number.NEGATIVE_INFINITY;
-  for (let i = 0; i < rooms.length; i++) {
-    const r = rooms[i];
-    if (r !== null && r > bestRoom) {
-      best = i;
-      bestRoom = r;
-    }
-  }
-  return best;
-}
-
-function chooseTarget(
-  state: SchedulerState,
-  rooms: (number | null)[],
-  p: ProgramRecord,
-  need: number,
-): number {
-  const origin = p.originBackend;
-  if (origin !== null) {
-    const i = state.backends.findIndex((b) => b.id === origin);
+/** Origin backend when the program fits there, else the placement policy; -1 = nowhere. */
+function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need: number) {
+  if (p.originBackend !== null) {
+    const i = indexOf(state, p.originBackend);
     const room = i < 0 ? null : rooms[i];
     if (room !== null && room >= need) return i;
   }
   return state.policies.place(rooms, need);
 }
 
-function seatOversized(state: SchedulerState): void {
-  const queue = orderedQueue(state);
-  let next = 0;
-  for (const b of state.backends) {
-    if (!isPlaceable(b) || activePrograms(b) > 0) continue;
-    while (next < queue.length && queue[next].parked.length === 0) next++;
-    if (next >= queue.length) return;
-    seatOnEmpty(state, queue[next++], b);
+/** Whether a class's queue head has waited past its bound, by the core's one deadline rule. */
+export function isOverdue(state: SchedulerState, parkedAt: number, bound: number): boolean {
+  return Number.isFinite(bound) && deadlineOf(parkedAt, bound) <= state.now;
+}
+
+/** Case 1. */
+function seatOverdue(state: SchedulerState, rooms: Rooms): void {
+  const rules = state.rules;
+  for (const cls of rules.overdueOrder) {
+    const bound = rules.overdueAfterMs(cls);
+    for (;;) {
+      const head = rules.head(cls);
+      if (head === undefined || !isOverdue(state, head.parkedAt as number, bound)) break;
+      const p = head.program;
+      if (p === null || !state.queue.has(p)) break; // parked requests belong to queued programs
+      if (!seatOneOverdue(state, rooms, p, head.parkedAt as number)) break;
+    }
   }
 }
 
-/** Healthy backend with the fewest tokens (forced resume, anonymous requests); or null. */
+function seatOneOverdue(
+  state: SchedulerState,
+  rooms: Rooms,
+  p: ProgramRecord,
+  parkedAt: number,
+): boolean {
+  const need = needOf(p);
+  let target = chooseTarget(state, rooms, p, need);
+  let madeRoom = false;
+  let forced = false;
+  if (target < 0) {
+    target = mostProjectedRoom(state, rooms, need);
+    if (target < 0) return false;
+    const b = state.backends[target];
+    const missing = need - ((rooms[target] as number) + b.markedTokens + b.markedHeadroom);
+    if (missing > 0) {
+      const eligible = (v: ProgramRecord) => state.rules.mayDisplace(v, p.cls);
+      makeRoom(state, b, missing, eligible, "overdue program", false);
+    }
+    rooms[target] = roomOn(state, b);
+    madeRoom = true;
+    const room = rooms[target] as number;
+    forced = room < need && isOverdue(state, parkedAt, state.config.maxPauseMs);
+    // Forced: the backend, its marked programs aside, must have been within capacity, so it
+    // ends over capacity by less than this one program.
+    if (forced && room + b.markedTokens + b.markedHeadroom < 0) return false;
+    if (room < need && !forced) {
+      // Marked programs free their room when their turn ends: until then the backend is held
+      // for this program (nothing else is placed there in this pass), so it is not overfilled.
+      state.effects.log("debug", "backend held for an overdue program", {
+        programId: p.id,
+        backend: b.id,
+        need,
+        room: rooms[target],
+      });
+      rooms[target] = null;
+      return false;
+    }
+  }
+  (rooms[target] as number) -= need;
+  countPromotion(state, p.cls);
+  state.effects.log("info", forced ? "program force-resumed" : "overdue program seated", {
+    programId: p.id,
+    waitedMs: state.now - parkedAt,
+    backend: state.backends[target].id,
+    madeRoom,
+  });
+  resumeProgram(state, p, state.backends[target], forced);
+  return true;
+}
+
+/**
+ * The placeable backend whose room plus what its marked programs will free is largest,
+ * among those big enough for `need` at all; -1 when none is.
+ */
+function mostProjectedRoom(state: SchedulerState, rooms: Rooms, need: number): number {
+  let best = -1;
+  let bestRoom = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < rooms.length; i++) {
+    const r = rooms[i];
+    const b = state.backends[i];
+    if (r === null || (b.capacity as number) < need) continue;
+    const projected = r + b.markedTokens + b.markedHeadroom;
+    if (projected > bestRoom) {
+      best = i;
+      bestRoom = projected;
+    }
+  }
+  return best;
+}
+
+/** Case 2. */
+function placeInOrder(state: SchedulerState, rooms: Rooms): void {
+  let maxRoom = maxOf(rooms);
+  // The need floor is a lower bound of every queued need: below it nothing fits, so the pass
+  // ends in O(backends) without sorting the queue.
+  if (maxRoom < state.needFloor) return;
+  const order = compactQueueOrder(state).sort(state.policies.resumeOrder);
+  let maxCapacity = 0;
+  for (const b of state.backends) {
+    if (isPlaceable(b) && (b.capacity as number) > maxCapacity) maxCapacity = b.capacity as number;
+  }
+  const rules = state.rules;
+  let blockedBelow = Number.POSITIVE_INFINITY; // classes with a larger index are not placed
+  let roomsClass = -1;
+  let classRooms: Rooms = rooms;
+  for (const p of order) {
+    // Programs paused just now, to make room for an overdue one, do not come straight back.
+    if (p.cls > blockedBelow || p.pausedInPass === state.resumePass) continue;
+    if (p.cls !== roomsClass) {
+      roomsClass = p.cls;
+      classRooms = rooms.map((r, i) =>
+        r === null ? null : r - rules.hold(state.backends[i], p.cls),
+      );
+    }
+    const need = needOf(p);
+    const target = need <= maxRoom ? chooseTarget(state, classRooms, p, need) : -1;
+    if (target < 0) {
+      if (p.parked.length > 0 && need <= maxCapacity && p.cls < blockedBelow) blockedBelow = p.cls;
+      continue;
+    }
+    const wasMax = rooms[target] === maxRoom;
+    (rooms[target] as number) -= need;
+    (classRooms[target] as number) -= need;
+    if (wasMax) maxRoom = maxOf(rooms);
+    resumeProgram(state, p, state.backends[target], false);
+    if (maxRoom < state.needFloor) return;
+  }
+}
+
+/** Case 3. */
+function seatOnIdle(state: SchedulerState): void {
+  let order: ProgramRecord[] | null = null;
+  let next = 0;
+  for (const b of state.backends) {
+    if (!isIdle(b)) continue;
+    order ??= compactQueueOrder(state).sort(state.policies.resumeOrder);
+    while (
+      next < order.length &&
+      (order[next].parked.length === 0 || !state.queue.has(order[next]))
+    )
+      next++;
+    if (next >= order.length) return;
+    const p = order[next++];
+    freeIdleRoom(state, b, needOf(p));
+    state.effects.log("info", "waiting program seated on an idle backend", {
+      programId: p.id,
+      backend: b.id,
+      need: needOf(p),
+      capacity: b.capacity,
+    });
+    resumeProgram(state, p, b, false);
+  }
+}
+
+/**
+ * Idle: placeable, and either no program on it at all (requests of released programs may
+ * still finish there) or nothing in flight by the router's count while the engine's last
+ * report shows nothing running or waiting. Both must agree: the router alone would
+ * call a backend idle between two turns of a program in a one-second tool call; the engine
+ * alone lags by up to a tick.
+ */
+function isIdle(b: BackendBook): boolean {
+  if (!isPlaceable(b)) return false;
+  if (activePrograms(b) === 0) return true; // no program: only leftovers of released ones
+  const t = b.truth;
+  return b.inFlight.size === 0 && t !== null && t.running === 0 && t.waiting === 0;
+}
+
+/** Pause programs in a tool call on an idle backend, smallest first, until `need` fits. */
+function freeIdleRoom(state: SchedulerState, b: BackendBook, need: number): void {
+  if ((roomOn(state, b) ?? 0) >= need) return;
+  const acting = [...b.programs].filter((p) => p.inFlight.length === 0 && !p.lent);
+  acting.sort((x, y) => x.tokens - y.tokens || x.seq - y.seq);
+  for (const v of acting) {
+    if ((roomOn(state, b) ?? 0) >= need) return;
+    pauseProgram(state, v, "room on an idle backend");
+  }
+}
+
+/** Healthy backend with the fewest tokens (anonymous requests in flight); or null. */
 export function fewestTokensBackend(state: SchedulerState): BackendBook | null {
   const bs = state.backends;
   const i = argMin(

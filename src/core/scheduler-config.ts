@@ -41,8 +41,11 @@ export const MAX_PAUSE_OBSERVATIONS = 10_000;
 export const GROWTH_HEADROOM_STEPS = 4;
 /** Weight of a program's newest step growth in its moving average (a few steps of memory). */
 export const GROWTH_EMA_WEIGHT = 0.25;
-/** Weight of each step in the all-programs average that new programs start from. */
-export const GROWTH_PRIOR_WEIGHT = 0.05;
+/**
+ * Router-wide priors (step growth, tool time) are the median of the last this-many
+ * observations across programs: one outlier moves a prior by at most one rank of the window.
+ */
+export const PRIOR_WINDOW = 101;
 /**
  * Largest headroom one program may hold: about twice the largest step growth of the shipped
  * traces (4.6K tokens), so one outlier step cannot reserve a large share of a backend.
@@ -60,9 +63,21 @@ export const SHARED_CREDIT_SAMPLES = 3;
  */
 export const AGEING_MS = 900_000;
 
+/**
+ * An ACTING program's booked room is lent to waiting work once its tool call has run this
+ * many times its expected tool time (src/core/lending.ts). On the DeepSeek trace with tool
+ * times × 50, lending after 1× gave 1.22× default's steps/min, never lending 1.12×; at × 1 the
+ * factor made no difference beyond seed noise (src/core/README.md "Evidence").
+ */
+export const LEND_AFTER_TOOL_TIMES = 1;
+/** The expected tool time before any tool call has been seen (ms). */
+export const LEND_FALLBACK_TOOL_MS = 60_000;
+/** Weight of a program's newest tool call in its moving average (a few calls of memory). */
+export const TOOL_EMA_WEIGHT = 0.25;
+
 /** The config with its optional fields filled in (what the core runs with). */
 export type ResolvedSchedulerConfig = SchedulerConfig &
-  Required<Pick<SchedulerConfig, "growthHeadroomSteps" | "ageingMs">>;
+  Required<Pick<SchedulerConfig, "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes">>;
 
 export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Object.freeze({
   mode: "tr",
@@ -76,6 +91,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Objec
   unhealthyAfterFailures: UNHEALTHY_AFTER_FAILURES,
   growthHeadroomSteps: GROWTH_HEADROOM_STEPS,
   ageingMs: AGEING_MS,
+  lendAfterToolTimes: LEND_AFTER_TOOL_TIMES,
 });
 
 export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedulerConfig {
@@ -83,6 +99,7 @@ export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedul
     ...config,
     growthHeadroomSteps: config.growthHeadroomSteps ?? GROWTH_HEADROOM_STEPS,
     ageingMs: config.ageingMs ?? AGEING_MS,
+    lendAfterToolTimes: config.lendAfterToolTimes ?? LEND_AFTER_TOOL_TIMES,
   };
 }
 
@@ -112,6 +129,9 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
   nonNegative("idleTimeoutMs", config.idleTimeoutMs);
   nonNegative("progressIntervalTokens", config.progressIntervalTokens);
   if (config.ageingMs !== undefined) nonNegative("ageingMs", config.ageingMs);
+  if (config.lendAfterToolTimes !== undefined) {
+    nonNegative("lendAfterToolTimes", config.lendAfterToolTimes);
+  }
   if (config.growthHeadroomSteps !== undefined) {
     nonNegative("growthHeadroomSteps", config.growthHeadroomSteps);
   }

@@ -1,13 +1,16 @@
 import type { BackendSpec, ProgramState, ProgramStatus, SchedulerCounters } from "./api.ts";
+import { type ClassRules, singleClassRules } from "./class-rules.ts";
 import type { Effects } from "./effects.ts";
 import type { BackendMetricsSample } from "./events.ts";
+import { createMedianWindow, type MedianWindow } from "./median-window.ts";
 import type { PauseVictimFn } from "./pause-victims.ts";
 import type { PlacementFn } from "./placement.ts";
 import { type ClassIndex, DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import type { ClassBook, PriorityState } from "./priority/priority-state.ts";
 import type { ResumeOrder } from "./resume-order.ts";
-import type { ResolvedSchedulerConfig } from "./scheduler-config.ts";
+import { PRIOR_WINDOW, type ResolvedSchedulerConfig } from "./scheduler-config.ts";
 import { createTokenEstimator, type TokenEstimator } from "./token-estimator.ts";
+import type { TruthBook } from "./truth.ts";
 
 /**
  * The scheduler's mutable state: plain records, touched only by the run loop through
@@ -19,6 +22,11 @@ export interface ProgramRecord {
   /** Creation order: the stable tie-break among equal programs. */
   readonly seq: number;
   readonly parentProgramId: string | null;
+  /**
+   * A request sent without a program id runs as a program of one step of its own: admitted,
+   * queued and bounded like any other, released when it ends, never listed or nameable.
+   */
+  readonly anonymous: boolean;
   /** REASONING while ≥1 request is in flight, ACTING otherwise (seed 004). */
   status: ProgramStatus;
   /** ACTIVE on `backend`, or PAUSED in the queue (TERMINATED records are dropped). */
@@ -38,6 +46,15 @@ export interface ProgramRecord {
   growthEma: number;
   /** Its engine total at the end of its last step with usage; −1 before. */
   lastStepTokens: number;
+  /**
+   * ACTING past its expected tool time: its tokens and headroom are lent to waiting work
+   * (left out of its backend's books) until it sends again (lending.ts).
+   */
+  lent: boolean;
+  /** Moving average of its tool-call durations (ms); −1 until one has been seen. */
+  toolEma: number;
+  /** The resume pass during which it was last paused (such a program waits for the next). */
+  pausedInPass: number;
   /** Set by each resume pass: a parked request waited `ageingMs` (resume-order.ts). */
   aged: boolean;
   /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
@@ -102,6 +119,14 @@ export interface BackendBook {
   materialisedTokens: number;
   /** Σ headroom of the active programs (headroom.ts). */
   headroomTokens: number;
+  /** Σ headroom of the REASONING programs (their next step's growth: room.ts). */
+  reasoningHeadroom: number;
+  /** ACTIVE programs whose room is lent (lending.ts). */
+  lentPrograms: number;
+  /** The engine's last report, beside the books; null = unknown (truth.ts). */
+  truth: TruthBook | null;
+  /** Preemption counter of the previous sample (a rise means the engine is preempting). */
+  lastPreemptions: number | null;
   /** Σ headroom of the marked programs. */
   markedHeadroom: number;
   reasoningTokens: number;
@@ -137,6 +162,10 @@ export interface SchedulerState {
   now: number;
   readonly backends: BackendBook[];
   readonly backendById: Map<string, BackendBook>;
+  /** Backend position by id (backends are fixed at construction). */
+  readonly backendIndex: ReadonlyMap<string, number>;
+  /** What priority classes change in the passes (class-rules.ts); one class when off. */
+  rules: ClassRules;
   readonly programs: Map<string, ProgramRecord>;
   readonly requests: Map<string, RequestRecord>;
   /** PAUSED programs, including new ones never placed. */
@@ -151,8 +180,11 @@ export interface SchedulerState {
   needFloor: number;
   /** Queued programs with at least one parked request. */
   waitingPrograms: number;
-  /** Programs in order of last activity (Map insertion order; touch = delete + set). */
-  readonly idleOrder: Map<string, ProgramRecord>;
+  /**
+   * Programs in order of last activity (insertion order; touch = delete + add). Keyed by
+   * record: a request without a program id gets a program of its own that no id can name.
+   */
+  readonly idleOrder: Set<ProgramRecord>;
   /** Parked requests in order of parking (events arrive in time order). */
   readonly parkedOrder: Map<string, RequestRecord>;
   /** Parked requests that carry `maxWaitMs`. */
@@ -163,14 +195,16 @@ export interface SchedulerState {
   shuttingDown: boolean;
   queueSeq: number;
   programSeq: number;
+  /** Resume passes run so far (`ProgramRecord.pausedInPass`). */
+  resumePass: number;
   /** Placement counter behind `ProgramRecord.admitSeq`. */
   admitSeq: number;
   /** Priority classes, reservations and per-class queues; null = priorities off (issue 5). */
   priority: PriorityState | null;
-  /** All programs' average step growth: the headroom of programs without their own (tokens). */
-  growthPrior: number;
-  /** Step growths observed so far (the prior's sample count). */
-  growthSamples: number;
+  /** All programs' recent step growths: the headroom of programs without their own (tokens). */
+  readonly growthPrior: MedianWindow;
+  /** All programs' recent tool-call durations (ms): when idle room is lent (lending.ts). */
+  readonly toolPrior: MedianWindow;
 }
 
 export function createBackendBook(spec: BackendSpec): BackendBook {
@@ -185,6 +219,10 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
     materialisedTokens: 0,
     headroomTokens: 0,
     markedHeadroom: 0,
+    reasoningHeadroom: 0,
+    lentPrograms: 0,
+    truth: null,
+    lastPreemptions: null,
     reasoningTokens: 0,
     actingTokens: 0,
     reasoningPrograms: 0,
@@ -209,13 +247,15 @@ export function createSchedulerState(
   policies: SchedulerPolicies,
 ): SchedulerState {
   const books = backends.map(createBackendBook);
-  return {
+  const state: SchedulerState = {
     config,
     effects,
     policies,
     now: 0,
     backends: books,
     backendById: new Map(books.map((b) => [b.id, b])),
+    backendIndex: new Map(books.map((b, i) => [b.id, i])),
+    rules: null as unknown as ClassRules, // set below, once the state exists
     programs: new Map(),
     requests: new Map(),
     queue: new Set(),
@@ -223,7 +263,7 @@ export function createSchedulerState(
     orderStamp: 0,
     needFloor: Number.POSITIVE_INFINITY,
     waitingPrograms: 0,
-    idleOrder: new Map(),
+    idleOrder: new Set(),
     parkedOrder: new Map(),
     deadlines: new Set(),
     counters: {
@@ -241,10 +281,13 @@ export function createSchedulerState(
     queueSeq: 0,
     programSeq: 0,
     admitSeq: 0,
+    resumePass: 0,
     priority: null,
-    growthPrior: 0,
-    growthSamples: 0,
+    growthPrior: createMedianWindow(PRIOR_WINDOW),
+    toolPrior: createMedianWindow(PRIOR_WINDOW),
   };
+  state.rules = singleClassRules(state);
+  return state;
 }
 
 export function createProgramRecord(
@@ -252,11 +295,13 @@ export function createProgramRecord(
   seq: number,
   parentProgramId: string | null,
   now: number,
+  anonymous = false,
 ): ProgramRecord {
   return {
     id,
     seq,
     parentProgramId,
+    anonymous,
     status: "ACTING",
     state: "PAUSED",
     backend: null,
@@ -267,6 +312,9 @@ export function createProgramRecord(
     headroom: 0,
     growthEma: -1,
     lastStepTokens: -1,
+    lent: false,
+    toolEma: -1,
+    pausedInPass: -1,
     aged: false,
     knownTokens: 0,
     countedMessages: 0,

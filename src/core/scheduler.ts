@@ -2,6 +2,7 @@ import { Errors } from "../errors.ts";
 import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { lendIdleRoom } from "./lending.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
@@ -27,10 +28,10 @@ import { createSchedulerState, type SchedulerState } from "./scheduler-state.ts"
 import { programView, snapshot } from "./snapshot.ts";
 import {
   expireIdle,
-  forceResumeExpired,
   nextDeadline,
   rejectOverdue,
   rejectParked,
+  rejectStranded,
 } from "./timeouts.ts";
 
 export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
@@ -127,14 +128,14 @@ function tryResumeIfTr(state: SchedulerState): void {
 }
 
 /**
- * The tick (reference §3.6, with the fixes of §3.11), in order:
+ * The tick, in order:
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
  *   2. idle lease;
- *   3. forced resume of requests parked for `maxPauseMs` (tr);
- *   4. `maxWaitMs` rejections, then (priorities on) per-class queue timeouts (408);
- *   5. resume (tr; with priorities, starvation promotion first);
+ *   3. `maxWaitMs` rejections, then (priorities on) per-class queue timeouts (408);
+ *   4. lend the room of programs in a long tool call (tr; lending.ts);
+ *   5. resume (tr; overdue heads first, then the queue, then idle backends: resume.ts);
  *   6. pause where over capacity (tr). Resume runs first so a program paused in this tick
- *      cannot come straight back in it (as the Dynamo port orders it: reference §4.3).
+ *      cannot come straight back in it.
  */
 function onTick(
   state: SchedulerState,
@@ -148,11 +149,11 @@ function onTick(
     else applySample(state, b, sample);
   }
   expireIdle(state);
-  const tr = state.config.mode === "tr";
-  if (tr) forceResumeExpired(state);
+  rejectStranded(state);
   rejectOverdue(state);
   rejectQueueTimeouts(state);
-  if (!tr) return;
+  if (state.config.mode !== "tr") return;
+  lendIdleRoom(state);
   if (anyHealthy(state)) tryResume(state);
   pauseOverCapacity(state);
 }

@@ -1,7 +1,8 @@
-import type { BackendView, ProgramView, SchedulerSnapshot } from "./api.ts";
-import { activePrograms, roomTokens, usedTokens } from "./ledger.ts";
+import type { BackendView, EngineTruthView, ProgramView, SchedulerSnapshot } from "./api.ts";
+import { activePrograms } from "./ledger.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import { prioritySnapshot } from "./priority/priority-snapshot.ts";
+import { beliefRoomTokens, beliefUsedTokens, roomOn, TRUTH_FULL, truthRoomTokens } from "./room.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
 /** Read-only views for /programs, /health, /backends and /metrics (copies, never live records). */
@@ -33,8 +34,11 @@ export function backendView(state: SchedulerState, b: BackendBook): BackendView 
     healthy: b.healthy,
     consecutiveFailures: b.consecutiveFailures,
     capacityTokens: b.capacity,
-    usedTokens: usedTokens(b, state.config),
-    remainingTokens: roomTokens(b, state.config),
+    usedTokens: beliefUsedTokens(b, state.config, state.now),
+    beliefRoomTokens: beliefRoomTokens(state, b),
+    remainingTokens: roomOn(state, b),
+    truth: truthView(state, b),
+    lentPrograms: b.lentPrograms,
     sharedTokens: b.shared,
     markedTokens: b.markedTokens,
     reasoningTokens: b.reasoningTokens,
@@ -42,8 +46,34 @@ export function backendView(state: SchedulerState, b: BackendBook): BackendView 
     activePrograms: activePrograms(b),
     reasoningPrograms: b.reasoningPrograms,
     actingPrograms: b.actingPrograms,
-    anonymousInFlight: b.anonymousInFlight,
+    anonymousInFlight: anonymousInFlight(b),
     lastMetrics: b.lastMetrics,
+  };
+}
+
+/** Requests without a program on `b`: one-step anonymous programs and released leftovers. */
+function anonymousInFlight(b: BackendBook): number {
+  let n = b.anonymousInFlight;
+  for (const r of b.inFlight) if (r.program?.anonymous === true) n++;
+  return n;
+}
+
+function truthView(state: SchedulerState, b: BackendBook): EngineTruthView | null {
+  const t = b.truth;
+  if (t === null) return null;
+  const room = truthRoomTokens(state, b);
+  const belief = beliefRoomTokens(state, b);
+  const known = room !== null && room !== TRUTH_FULL;
+  return {
+    sampledAt: t.at,
+    kvUsage: t.kvUsage,
+    running: t.running,
+    waiting: t.waiting,
+    preempting: t.preempting,
+    pendingTokens: t.pendingTokens,
+    full: room === TRUTH_FULL,
+    roomTokens: known ? room : null,
+    gapTokens: known && belief !== null ? room - belief : null,
   };
 }
 

@@ -1,9 +1,7 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
-import { resumeProgram } from "./program-moves.ts";
 import { unpark } from "./queue.ts";
 import { releaseProgram } from "./release.ts";
-import { fewestTokensBackend } from "./resume.ts";
 import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -27,7 +25,7 @@ function isDue(state: SchedulerState, start: number, durationMs: number): boolea
 /** Idle lease: release programs with nothing in flight or parked for `idleTimeoutMs`. */
 export function expireIdle(state: SchedulerState): void {
   const idle = state.config.idleTimeoutMs;
-  for (const p of state.idleOrder.values()) {
+  for (const p of state.idleOrder) {
     if (!isDue(state, p.lastActivity, idle)) break;
     // Busy programs are touched again when their requests end.
     if (p.inFlight.length > 0 || p.parked.length > 0) continue;
@@ -36,22 +34,14 @@ export function expireIdle(state: SchedulerState): void {
 }
 
 /**
- * A request parked for `maxPauseMs` forces its program onto the healthy backend with the
- * fewest tokens, capacity ignored (seed 004 "Timeout"; the original picked by program count
- * for new programs: reference §3.11.12). With no healthy backend it is rejected instead of
- * parking forever.
+ * With no healthy backend at all, a request parked for `maxPauseMs` is answered
+ * no_healthy_backend instead of waiting for ever (the resume pass has nowhere to seat it).
  */
-export function forceResumeExpired(state: SchedulerState): void {
-  const maxPause = state.config.maxPauseMs;
+export function rejectStranded(state: SchedulerState): void {
+  for (const b of state.backends) if (b.healthy) return;
   for (const r of state.parkedOrder.values()) {
-    if (!isDue(state, r.parkedAt as number, maxPause)) break;
-    const p = r.program;
-    const target = fewestTokensBackend(state);
-    if (p === null || target === null) {
-      rejectParked(state, r, Errors.noHealthyBackend());
-      continue;
-    }
-    resumeProgram(state, p, target, true);
+    if (!isDue(state, r.parkedAt as number, state.config.maxPauseMs)) break;
+    rejectParked(state, r, Errors.noHealthyBackend());
   }
 }
 
@@ -72,16 +62,25 @@ export function rejectParked(state: SchedulerState, r: RequestRecord, error: Mai
 }
 
 /**
- * Earliest time a tick would act on a timeout (force resume, max wait, idle lease, and with
- * priorities the class queue timeouts and starvation thresholds), so a
- * runtime may wake before the next periodic tick. null = nothing pending.
+ * Earliest time a tick would act on a timeout (an overdue queue head, max wait, idle lease, and
+ * with priorities the class queue timeouts), so a runtime may wake before the next periodic
+ * tick. null = nothing pending.
  */
 export function nextDeadline(state: SchedulerState): number | null {
   let next = Number.POSITIVE_INFINITY;
   if (state.config.mode === "tr") {
-    for (const r of state.parkedOrder.values()) {
-      next = Math.min(next, deadlineOf(r.parkedAt as number, state.config.maxPauseMs));
-      break;
+    // Overdue queue heads (resume.ts case 1): room is made at the class bound, the seat is
+    // forced at the max pause. A deadline already past is not reported: the pass acted on it,
+    // and a past deadline would make a runtime that wakes on it spin; the tick retries it.
+    const rules = state.rules;
+    const maxPause = state.config.maxPauseMs;
+    for (const cls of rules.overdueOrder) {
+      const head = rules.head(cls);
+      if (head === undefined) continue;
+      const at = head.parkedAt as number;
+      for (const due of [deadlineOf(at, rules.overdueAfterMs(cls)), deadlineOf(at, maxPause)]) {
+        if (due > state.now) next = Math.min(next, due);
+      }
     }
   }
   for (const r of state.deadlines) {
@@ -89,7 +88,7 @@ export function nextDeadline(state: SchedulerState): number | null {
   }
   // Busy programs are skipped as in `expireIdle`: reporting a deadline the tick will not act
   // on would make a runtime that wakes on it spin.
-  for (const p of state.idleOrder.values()) {
+  for (const p of state.idleOrder) {
     if (p.inFlight.length > 0 || p.parked.length > 0) continue;
     next = Math.min(next, deadlineOf(p.lastActivity, state.config.idleTimeoutMs));
     break;

@@ -173,13 +173,33 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
   );
   perBackend(
     "maitred_backend_used_tokens",
-    "Tokens the scheduler books on the backend.",
+    "Tokens the scheduler books on the backend (its belief: tokens plus learned headroom, lent room excluded).",
     (b) => b.usedTokens,
   );
   perBackend(
     "maitred_backend_remaining_tokens",
-    "Capacity minus booked tokens.",
+    "Room admission uses: the belief corrected by the engine's truth (full while it waits or preempts).",
     (b) => b.remainingTokens,
+  );
+  perBackend(
+    "maitred_backend_truth_room_tokens",
+    "Room by the engine's last report (free KV less programs in a tool call, pending work and one step of growth); absent when unknown or full.",
+    (b) => b.truth?.roomTokens ?? null,
+  );
+  perBackend(
+    "maitred_backend_belief_gap_tokens",
+    "Truth room minus belief room: positive when the books are more pessimistic than the engine; absent when unknown.",
+    (b) => b.truth?.gapTokens ?? null,
+  );
+  perBackend(
+    "maitred_backend_truth_full",
+    "1 while the engine reports waiting requests or new preemptions (the backend counts as full); absent when unknown.",
+    (b) => (b.truth === null ? null : b.truth.full ? 1 : 0),
+  );
+  perBackend(
+    "maitred_backend_lent_programs",
+    "Programs in a long tool call whose room is lent to waiting work.",
+    (b) => b.lentPrograms,
   );
   perBackend("maitred_backend_healthy", "1 when the backend is healthy.", (b) =>
     b.healthy ? 1 : 0,

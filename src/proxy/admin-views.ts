@@ -106,6 +106,22 @@ function engineJson(m: BackendMetricsSample | null) {
   };
 }
 
+/** The engine's side next to the books (`remaining_tokens` is what admission reads). */
+function truthJson(t: BackendView["truth"]) {
+  if (t === null) return null;
+  return {
+    sampled_at: t.sampledAt,
+    kv_cache_usage: t.kvUsage,
+    running: t.running,
+    waiting: t.waiting,
+    preempting: t.preempting,
+    pending_tokens: t.pendingTokens,
+    full: t.full,
+    room_tokens: t.roomTokens,
+    gap_tokens: t.gapTokens,
+  };
+}
+
 export function backendsJson(
   snapshot: SchedulerSnapshot,
   latest: (id: string) => { sample: BackendMetricsSample; at: number } | undefined,
@@ -117,7 +133,10 @@ export function backendsJson(
       healthy: b.healthy,
       capacity_tokens: b.capacityTokens,
       used_tokens: b.usedTokens,
+      belief_room_tokens: b.beliefRoomTokens,
       remaining_tokens: b.remainingTokens,
+      truth: truthJson(b.truth),
+      lent_programs: b.lentPrograms,
       shared_tokens: b.sharedTokens,
       marked_tokens: b.markedTokens,
       reasoning_tokens: b.reasoningTokens,

@@ -96,9 +96,9 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
       backends.forEach((b, i) => {
         const s = samples[b.id];
         const out = series.backends[i];
-        out.kv_usage.push(round(s.kvUsage, 4));
-        out.running.push(s.running);
-        out.waiting.push(s.waiting);
+        out.kv_usage.push(round(s.kvUsage ?? 0, 4));
+        out.running.push(s.running ?? 0);
+        out.waiting.push(s.waiting ?? 0);
         out.router_used_tokens.push(Math.round(snap.backends[i].usedTokens));
         out.router_shared_tokens.push(Math.round(snap.backends[i].sharedTokens));
       });

@@ -71,9 +71,10 @@ test("capacity is learned from the first sample that carries it and kept through
   h.arrive("a1", "A", 100);
   assert.equal(h.dispatchOf("a1"), undefined, "unknown capacity: no tr placement");
   h.arrive("n1", null, 100);
-  assert.equal(h.dispatchOf("n1")?.backendId, "b0", "anonymous traffic still flows");
+  assert.equal(h.dispatchOf("n1"), undefined, "anonymous requests are admitted by room too");
   h.tick({ b0: h.sample(5000) });
   assert.equal(h.dispatchOf("a1")?.backendId, "b0");
+  assert.equal(h.dispatchOf("n1")?.backendId, "b0");
   h.tick({ b0: h.sample(null) });
   assert.equal(h.backend("b0").capacityTokens, 5000);
 });
@@ -85,7 +86,7 @@ test("shared tokens come from engine truth and lower what a backend counts as us
   h.firstToken("a1");
   h.firstToken("b1");
   // Engine holds 4000 of our 6000; the credit is the minimum of the last 3 samples.
-  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) });
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.4, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 2000);
   assert.equal(h.backend("b0").usedTokens, 6000 - 2000 + 200);
   h.tick({ b0: h.sample(10_000, { kvUsage: 0.4, waiting: 3 }) });
@@ -98,10 +99,10 @@ test("a request still prefilling (no first token yet) gives no shared credit", (
   h.arrive("b1", "B", 3000);
   h.firstToken("a1");
   // B's prompt is only partly in the engine: kvUsage shows 3000 + a chunk of B's 3000.
-  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.35 }) });
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.35, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 0, "got credit for B's unprefilled prompt");
   h.firstToken("b1");
-  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.5 }) });
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.5, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 1000, "both prefilled: 6000 counted, 5000 held");
 });
 
@@ -109,11 +110,11 @@ test("the shared credit is the minimum of the last 3 samples: a one-sample gap n
   const h = createHarness({ backends: ["b0"], capacity: 10_000 });
   h.arrive("a1", "A", 4000);
   h.firstToken("a1");
-  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.3 }) });
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0.3, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 1000);
-  h.tick({ b0: h.sample(10_000, { kvUsage: 0.1 }) }); // a 3000-token gap, once
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.1, waiting: 0 }) }); // a 3000-token gap, once
   assert.equal(h.backend("b0").sharedTokens, 1000, "the spike is not credited");
-  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4 }) });
+  h.tick({ b0: h.sample(10_000, { kvUsage: 0.4, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 0, "a smaller gap counts at once");
 });
 
@@ -124,6 +125,6 @@ test("a program whose step ended leaves the credit: its KV is idle, not shared",
   h.usage("a1", 4000);
   h.finish("a1");
   assert.equal(h.program("A")?.status, "ACTING");
-  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0 }) });
+  for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 0, "ACTING tokens never enter the credit");
 });

@@ -28,9 +28,10 @@ export function sample(
 ): BackendMetricsSample {
   return {
     capacityTokens,
-    kvUsage: 1,
-    running: 0,
-    waiting: 0,
+    // Unknown unless a test says otherwise: the router then runs on its books alone.
+    kvUsage: null,
+    running: null,
+    waiting: null,
     preemptionsTotal: 0,
     prefixCacheQueriesTotal: 0,
     prefixCacheHitsTotal: 0,
@@ -41,14 +42,16 @@ export function sample(
 }
 
 /**
- * The defaults with ThunderAgent's flat buffer and no resume ageing: most core tests check a
- * mechanism with exact token arithmetic (buffer 100 per program). Tests of the learned headroom
- * and of ageing turn them on through `config`.
+ * The defaults with ThunderAgent's flat buffer, no resume ageing and no lending of idle room:
+ * most core tests check a mechanism with exact token arithmetic (buffer 100 per program).
+ * Tests of the learned headroom, ageing and lending turn them on through `config`; the
+ * property tests (core-properties.test.ts) run the shipped defaults.
  */
 export const THUNDERAGENT_HEADROOM: SchedulerConfig = {
   ...DEFAULT_SCHEDULER_CONFIG,
   growthHeadroomSteps: 0,
   ageingMs: 0,
+  lendAfterToolTimes: 0,
 };
 
 export interface HarnessOptions {

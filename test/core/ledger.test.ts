@@ -7,11 +7,12 @@ import {
   refreshCredit,
   refreshFootprint,
   setHeadroom,
+  setLent,
   setProgramClass,
   setStatus,
-  usedTokens,
 } from "../../src/core/ledger.ts";
 import { createClassBooks } from "../../src/core/priority/priority-state.ts";
+import { beliefUsedTokens } from "../../src/core/room.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
 import {
   createBackendBook,
@@ -33,12 +34,40 @@ test("books follow status, footprint and detach incrementally, back to zero", ()
   refreshFootprint(p);
   assert.equal(b.reasoningTokens, 700);
   setHeadroom(p, 300);
-  assert.equal(usedTokens(b, DEFAULT_SCHEDULER_CONFIG), 1000, "700 tokens + 300 headroom");
+  assert.equal(beliefUsedTokens(b, DEFAULT_SCHEDULER_CONFIG, 0), 1000, "700 + 300 headroom");
   detach(p);
   assert.deepEqual(
     [b.reasoningTokens, b.reasoningPrograms, b.programs.size, b.headroomTokens],
     [0, 0, 0, 0],
   );
+});
+
+test("a lent program books nothing on its backend, and everything again once taken back", () => {
+  const b = createBackendBook({ id: "b0", type: "vllm" });
+  b.classBooks = createClassBooks();
+  const p = createProgramRecord("p", 1, null, 0);
+  p.knownTokens = 500;
+  p.headroom = 100;
+  refreshFootprint(p);
+  attach(p, b);
+  setLent(p, true);
+  assert.deepEqual(
+    [
+      b.actingTokens,
+      b.headroomTokens,
+      b.actingPrograms,
+      b.lentPrograms,
+      b.classBooks[2].actingTokens,
+    ],
+    [0, 0, 1, 1, 0],
+    "lent: still on the backend, nothing booked",
+  );
+  setHeadroom(p, 300); // a lent program's changes wait for it to be taken back
+  assert.equal(b.headroomTokens, 0);
+  setLent(p, false);
+  assert.deepEqual([b.actingTokens, b.headroomTokens, b.lentPrograms], [500, 300, 0]);
+  detach(p);
+  assert.deepEqual([b.actingTokens, b.headroomTokens, b.actingPrograms], [0, 0, 0]);
 });
 
 test("class books sum headroom through headroom, class, status and detach changes, back to zero", () => {

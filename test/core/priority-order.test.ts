@@ -80,12 +80,17 @@ test("starvation: the lowest class is checked first, and room for the next comes
   h.advance(5000);
   h.tick({ b0: h.sample(11_000) }); // room for one: both heads are starved
   const order = h.dispatches.map((d) => d.requestId).filter((id) => id !== "f1");
-  assert.deepEqual(order, ["b1", "d1"], "bulk, the class most at risk, first; both seated");
+  assert.deepEqual(order, ["b1"], "bulk, the class most at risk, first");
   assert.equal(h.program("B")?.markedForPause, true, "default's room is taken from bulk first");
   assert.equal(h.program("FILL")?.markedForPause, false);
+  assert.equal(h.dispatchOf("d1"), undefined, "held until B's turn ends: never overfilled");
+  h.usage("b1", 900);
+  h.finish("b1"); // B's turn ends: paused, its room goes to the starved default head
+  assert.equal(h.program("B")?.state, "PAUSED");
+  assert.equal(h.dispatchOf("d1")?.backendId, "b0");
 });
 
-test("starvation: a starved head that does not fit is seated at once, room made from its class", () => {
+test("starvation: a starved head that does not fit gets room from its own class at once", () => {
   const h = withRoom(1000, { bulk: { starvationMs: 5000 } });
   h.arrive("b0", "B0", 1900, { priorityClass: "bulk" }); // need 2000 > 1000: waits
   h.tick({ b0: h.sample(12_000) }); // room 3000: B0 runs
@@ -100,22 +105,11 @@ test("starvation: a starved head that does not fit is seated at once, room made 
   assert.equal(prioritySnap(h).classes.bulk.promotions, 1);
 });
 
-test("starvation: with nothing of its class to pause, a starved head still gets its turn", () => {
+test("starvation: with nothing of its class to pause, a starved head waits rather than overfill", () => {
   const h = withRoom(1000, { bulk: { starvationMs: 5000 } });
   h.arrive("b1", "B", 2900, { priorityClass: "bulk" }); // need 3000: waits
   h.advance(5000);
   h.tick(); // starved; only FILL (default) on b0, which bulk may not pause
-  assert.equal(h.dispatchOf("b1")?.pausedMs, 5000, "seated over capacity, as a forced resume");
+  assert.equal(h.dispatchOf("b1"), undefined, "no backend is overfilled for it");
   assert.equal(h.program("FILL")?.markedForPause, false);
-  assert.equal(
-    h.program("B")?.markedForPause,
-    true,
-    "the overflow marks bulk: one turn, then back",
-  );
-  h.arrive("i1", "I", 400, { priorityClass: "interactive" });
-  assert.equal(
-    h.dispatchOf("i1"),
-    undefined,
-    "no room left for now: the room went to the starved head",
-  );
 });

@@ -74,17 +74,21 @@ test("parking applies to every request of a paused program, and resume dispatche
   assert.equal(h.program("P")?.inFlight, 2);
 });
 
-test("anonymous requests go to the least-loaded backend, count there, and are never queued", () => {
+test("anonymous requests are admitted by room like programs, and leave no program behind", () => {
   const h = createHarness({ backends: ["b0", "b1"], capacity: 1000 });
   h.arrive("f1", "F", 800); // b0
-  h.arrive("n1", null, 2000); // b1: fewest tokens; far over its capacity, still dispatched
+  h.arrive("n1", null, 500); // b1: the fewest tokens, with room
   assert.equal(h.dispatchOf("n1")?.backendId, "b1");
   assert.equal(h.backend("b1").anonymousInFlight, 1);
-  assert.equal(h.backend("b1").usedTokens, 2000);
-  h.tick({ b1: h.sample(1000, { waiting: 1 }) });
+  assert.equal(h.backend("b1").usedTokens, 600, "its tokens and its headroom");
+  h.arrive("n2", null, 600); // need 700: no room anywhere, so it waits like a program would
+  assert.equal(h.dispatchOf("n2"), undefined);
   assert.equal(h.scheduler.snapshot().programs.length, 1, "no shared 'default' program");
-  h.finish("n1", "upstream_error");
+  h.finish("n1", "upstream_error"); // b1 frees: n2 goes there
+  assert.equal(h.dispatchOf("n2")?.backendId, "b1");
+  h.finish("n2");
   assert.deepEqual([h.backend("b1").anonymousInFlight, h.backend("b1").usedTokens], [0, 0]);
+  assert.equal(h.scheduler.snapshot().pausedPrograms, 0, "anonymous programs end with it");
 });
 
 test("token books: usage replaces the estimate, the ratio learns, new messages are estimated", () => {

@@ -12,21 +12,27 @@ function blockedWaiter() {
   return h;
 }
 
-test("a request parked for maxPauseMs is force-resumed on the backend with the fewest tokens", () => {
-  const h = blockedWaiter();
+// Idle lease longer than the max pause, so the ACTING programs are still there at the deadline.
+const LONG_LEASE = { idleTimeoutMs: 2 * MAX_PAUSE_MS };
+
+test("a request parked for maxPauseMs is overdue: room is made for it, never beyond capacity", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 1000, config: LONG_LEASE });
+  h.turn("f0", "F0", 700); // b0, ACTING
+  h.arrive("f1", "F1", 700); // b1, REASONING
+  h.arrive("w1", "W", 300); // need 400: no room anywhere → parked
+  assert.equal(h.scheduler.nextDeadline(), h.now + MAX_PAUSE_MS);
   h.advance(MAX_PAUSE_MS - 1);
   h.tick();
   assert.equal(h.dispatchOf("w1"), undefined, "one ms early: still parked");
   h.advance(1);
   h.tick();
+  assert.equal(h.program("F0")?.state, "PAUSED", "the idle program gave its room");
   assert.deepEqual(h.dispatchOf("w1"), {
     requestId: "w1",
-    backendId: "b1",
+    backendId: "b0",
     pausedMs: MAX_PAUSE_MS,
   });
-  const counters = h.scheduler.snapshot().counters;
-  assert.equal(counters.forcedResumes, 1);
-  assert.equal(counters.resumes, 1, "forced resumes count among resumes");
+  assert.ok(h.backend("b0").usedTokens <= 1000, "the overdue program did not overfill b0");
 });
 
 test("force resume with no healthy backend rejects instead of parking forever", () => {
@@ -154,16 +160,15 @@ test("shutdown rejects every parked request and every later arrival", () => {
 
 // 1000.2 + 1_800_000 − 1_800_000 < 1000.2 in floating point: a check written as
 // `now − maxPause >= parkedAt` missed the very deadline `nextDeadline()` reported.
-test("a forced resume is due exactly at the deadline nextDeadline() reports, at fractional ms", () => {
-  const h = createHarness({ backends: ["b0"], capacity: 1000 });
-  h.arrive("f1", "F", 800);
+test("an overdue request is due exactly at the deadline nextDeadline() reports, at fractional ms", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 1000, config: LONG_LEASE });
+  h.turn("f1", "F", 700);
   h.advance(0.2);
   h.arrive("w1", "W", 300); // parked at 1000.2
   const at = h.scheduler.nextDeadline() as number;
   assert.equal(at, 1000.2 + MAX_PAUSE_MS);
   h.scheduler.handle({ kind: "tick", now: at, metrics: {} });
   assert.equal(h.dispatchOf("w1")?.backendId, "b0", "due at the reported deadline");
-  assert.equal(h.scheduler.snapshot().counters.forcedResumes, 1);
 });
 
 test("maxWaitMs and the idle lease are due exactly at their reported deadlines too", () => {

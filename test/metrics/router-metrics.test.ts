@@ -40,7 +40,20 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
         consecutiveFailures: 0,
         capacityTokens: 1000,
         usedTokens: 300,
-        remainingTokens: 700,
+        beliefRoomTokens: 700,
+        remainingTokens: 900,
+        truth: {
+          sampledAt: 0,
+          kvUsage: 0.1,
+          running: 1,
+          waiting: 0,
+          preempting: false,
+          pendingTokens: 0,
+          full: false,
+          roomTokens: 900,
+          gapTokens: 200,
+        },
+        lentPrograms: 0,
         sharedTokens: 0,
         markedTokens: 0,
         reasoningTokens: 100,
@@ -84,7 +97,9 @@ test("gauges and counters render from the snapshot taken at scrape time", async 
   const f = parsePrometheusText(await m.render());
   assert.equal(sumOf(f, "maitred_pauses_total"), 3);
   assert.equal(sumOf(f, "maitred_queue_length"), 2);
-  assert.equal(sumOf(f, "maitred_backend_remaining_tokens"), 700);
+  assert.equal(sumOf(f, "maitred_backend_remaining_tokens"), 900, "the room admission reads");
+  assert.equal(sumOf(f, "maitred_backend_belief_gap_tokens"), 200, "truth room − belief room");
+  assert.equal(sumOf(f, "maitred_backend_truth_full"), 0);
   assert.equal(sumOf(f, "maitred_pause_duration_seconds_count"), 2);
   assert.equal(sumOf(f, "maitred_upstream_errors_total"), 1);
   const programs = f.get("maitred_programs") ?? [];

@@ -1,4 +1,4 @@
-import { roomTokens } from "../ledger.ts";
+import { roomOn } from "../room.ts";
 import type { BackendBook, SchedulerState } from "../scheduler-state.ts";
 import type { ClassIndex } from "./priority-classes.ts";
 import type { PriorityState } from "./priority-state.ts";
@@ -52,6 +52,6 @@ export function classRoomTokens(
   b: BackendBook,
   cls: ClassIndex,
 ): number | null {
-  const room = roomTokens(b, state.config);
+  const room = roomOn(state, b);
   return room === null ? null : room - holdFor(state, b, cls);
 }

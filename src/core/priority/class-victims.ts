@@ -1,3 +1,4 @@
+import { bookedHeadroom, bookedTokens } from "../ledger.ts";
 import type { PauseVictimFn, PauseVictims } from "../pause-victims.ts";
 import type { ProgramRecord } from "../scheduler-state.ts";
 import { CLASS_COUNT, classIndex } from "./priority-classes.ts";
@@ -25,12 +26,13 @@ export const classAwareVictims: PauseVictimFn = (input) => {
   }
   let unmarked = 0;
   for (const p of input.programs) {
-    if (p.markedForPause) continue;
+    // A lent program books nothing: pausing it would free no room (lending.ts).
+    if (p.markedForPause || p.lent) continue;
     unmarked++;
     (p.status === "ACTING" ? acting : reasoning)[p.cls].push(p);
   }
   const out: PauseVictims = { pause: [], mark: [] };
-  let budget = unmarked - 1; // case 3
+  let budget = unmarked - (input.keepOne === false ? 0 : 1); // case 3
   let overflow = input.overflow;
   for (let c = CLASS_COUNT - 1; c > SYSTEM; c--) {
     if (overflow <= 0 || budget <= 0) break;
@@ -38,7 +40,7 @@ export const classAwareVictims: PauseVictimFn = (input) => {
     for (const p of acting[c]) {
       if (overflow <= 0 || budget <= 0) break;
       out.pause.push(p);
-      overflow -= input.actingTokenWeight * p.tokens + p.headroom;
+      overflow -= input.actingTokenWeight * bookedTokens(p) + bookedHeadroom(p);
       budget--;
     }
     reasoning[c].sort(bySizeThenSeq);

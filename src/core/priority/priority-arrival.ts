@@ -1,12 +1,13 @@
 import { Errors } from "../../errors.ts";
-import { type Arrival, newRequest, placeDirect, programFor } from "../arrival-steps.ts";
+import { type Arrival, beginStep, newRequest, placeDirect, programFor } from "../arrival-steps.ts";
 import { headroomOf, refreshHeadroom } from "../headroom.ts";
 import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledger.ts";
 import { argMin } from "../placement.ts";
 import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
-import { enqueue, park, refreshProgram, touch } from "../queue.ts";
+import { enqueue, park, refreshProgram } from "../queue.ts";
+import { dispatchOrPark } from "../request-arrival.ts";
 import { tryResume } from "../resume.ts";
-import type { BackendBook, ProgramRecord, SchedulerState } from "../scheduler-state.ts";
+import type { ProgramRecord, SchedulerState } from "../scheduler-state.ts";
 import { classRoomTokens } from "./class-room.ts";
 import { tryPreempt } from "./preemption.ts";
 import {
@@ -70,7 +71,8 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
 
 /**
  * A program's request with priorities on (tr mode; request-arrival.ts case 9). Cases:
- *   1. the program is active on a healthy backend → dispatched there (its room is its own);
+ *   1. the program is active on a healthy backend → dispatched there (its room is its own;
+ *      room lent in a long tool call is taken back or the program paused: lending.ts);
  *   2. it is active on an unhealthy backend → it leaves it and is placed as in 3–6;
  *   3. not queued, nothing of its class or higher waiting and no starved head → placed at once
  *      where its class has room (room minus higher classes' idle reservations) for its tokens
@@ -81,28 +83,22 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
  *   6. otherwise it is queued and the request parked; a resume pass runs at once.
  * A program takes the class of its latest request (issue 5).
  */
-export function onPriorityArrival(
-  state: SchedulerState,
-  ev: Arrival,
-  programId: string,
-  chars: number[],
-): void {
+export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: number[]): void {
   const pr = state.priority as PriorityState;
   const cls = arrivalClass(state, ev);
-  const existing = state.programs.get(programId);
+  const existing = ev.programId === null ? undefined : state.programs.get(ev.programId);
   const r = newRequest(state, ev, existing ?? null, chars, cls);
   const begin = (): ProgramRecord => {
-    const p = existing ?? programFor(state, ev, programId);
+    const p = existing ?? programFor(state, ev);
     r.program = p;
     setProgramClass(p, cls);
-    p.steps++;
-    touch(state, p);
+    beginStep(state, p);
     return p;
   };
   if (existing?.backend != null) {
     if (existing.backend.healthy) {
-      dispatchRequest(state, r, begin().backend as BackendBook); // 1
-      countAdmission(state, cls, "admitted");
+      const dispatched = dispatchOrPark(state, begin(), r); // 1
+      countAdmission(state, cls, dispatched ? "admitted" : "queued");
       return;
     }
     detachForReplacement(state, existing); // 2

@@ -3,6 +3,7 @@ import type { SchedulerPolicies, SchedulerState } from "../scheduler-state.ts";
 import { createClassOrder } from "./class-order.ts";
 import { classAwareVictims } from "./class-victims.ts";
 import { resolvePriorityConfig } from "./priority-config.ts";
+import { priorityRules } from "./priority-rules.ts";
 import { createClassBooks, createPriorityState } from "./priority-state.ts";
 
 /**
@@ -34,11 +35,9 @@ export function setupPriorities(
     }); // 3
     return;
   }
-  const pr = createPriorityState(
-    resolved.config,
-    state.backends.map((b) => b.id),
-  ); // 4
+  const pr = createPriorityState(resolved.config); // 4
   state.priority = pr;
+  state.rules = priorityRules(state, pr);
   for (const b of state.backends) b.classBooks = createClassBooks();
   if (custom?.resumeOrder === undefined) {
     state.policies.resumeOrder = createClassOrder({

@@ -49,8 +49,6 @@ export interface PriorityState {
   readonly parked: Map<string, RequestRecord>[];
   readonly counters: ClassCounters[];
   waitObservations: QueueWaitObservation[];
-  /** Backend position by id (backends are fixed at construction): origin lookups in O(1). */
-  readonly backendIndex: ReadonlyMap<string, number>;
 }
 
 function zeroCounters(): ClassCounters {
@@ -69,18 +67,14 @@ function zeroCounters(): ClassCounters {
   };
 }
 
-export function createPriorityState(
-  config: ResolvedPriorityConfig,
-  backendIds: readonly string[],
-): PriorityState {
+export function createPriorityState(config: ResolvedPriorityConfig): PriorityState {
   const parked: Map<string, RequestRecord>[] = [];
   const counters: ClassCounters[] = [];
   for (let c = 0; c < CLASS_COUNT; c++) {
     parked.push(new Map());
     counters.push(zeroCounters());
   }
-  const backendIndex = new Map(backendIds.map((id, i) => [id, i]));
-  return { config, parked, counters, waitObservations: [], backendIndex };
+  return { config, parked, counters, waitObservations: [] };
 }
 
 export function createClassBooks(): ClassBook[] {
@@ -116,4 +110,9 @@ export function isStarved(
 export function queueHead(pr: PriorityState, cls: ClassIndex): RequestRecord | undefined {
   for (const r of pr.parked[cls].values()) return r;
   return undefined;
+}
+
+/** A program of class `cls` seated because its queue head waited past its bound. */
+export function countPromotion(state: { priority: PriorityState | null }, cls: ClassIndex): void {
+  if (state.priority !== null) state.priority.counters[cls].promotions++;
 }

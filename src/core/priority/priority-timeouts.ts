@@ -33,12 +33,7 @@ export function rejectQueueTimeouts(state: SchedulerState): void {
   }
 }
 
-/**
- * Earliest per-class deadline: a queue timeout, or a head reaching its starvation threshold
- * (so a runtime may tick then: issue 5 target "longest bulk wait ≤ threshold + one tick").
- * A head already starved is not reported: the pass seats it at once unless no backend is
- * placeable, and then a past deadline would make a runtime that wakes on it spin.
- */
+/** Earliest per-class queue timeout (a class head's starvation bound: timeouts.ts). */
 export function priorityDeadline(state: SchedulerState): number {
   const pr = state.priority;
   let next = Number.POSITIVE_INFINITY;
@@ -48,8 +43,6 @@ export function priorityDeadline(state: SchedulerState): number {
     for (const r of pr.parked[c].values()) {
       const at = r.parkedAt as number;
       next = Math.min(next, deadlineOf(at, settings.queueTimeoutMs));
-      const starved = deadlineOf(at, settings.starvationMs);
-      if (starved > state.now) next = Math.min(next, starved);
       break;
     }
   }

@@ -1,0 +1,73 @@
+import { setLent } from "./ledger.ts";
+import { observeMedian } from "./median-window.ts";
+import { roomOn } from "./room.ts";
+import { LEND_FALLBACK_TOOL_MS, TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
+import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Room lent by programs in a long tool call. An ACTING program keeps its context booked so
+ * that its KV prefix is still cached when its next turn comes; that is worth the room only
+ * while the turn is expected soon. Once its tool call has run `lendAfterToolTimes` × the
+ * tool time the program is expected to take, its tokens and headroom leave its backend's
+ * books (it stays ACTIVE there): waiting programs may use the room. Without this a finished
+ * program that is never released, or a long test suite, held room for ever while the GPU sat
+ * idle and waiting programs stayed parked. When the program sends again its room is booked
+ * again; if the backend has no room for it by then, it is paused like any program over
+ * capacity, and its request waits for the resume pass.
+ *
+ * The expected tool time is the program's own (a moving average of its tool calls), else the
+ * median of the last tool calls of all programs (median-window.ts: one outlier cannot move
+ * it far), else LEND_FALLBACK_TOOL_MS before any tool call has been seen.
+ */
+
+export function expectedToolMs(state: SchedulerState, p: ProgramRecord): number {
+  if (p.toolEma >= 0) return p.toolEma;
+  const prior = state.toolPrior.median;
+  return Number.isNaN(prior) ? LEND_FALLBACK_TOOL_MS : prior;
+}
+
+/** Tick: lend the room of every ACTING program whose tool call has run long. */
+export function lendIdleRoom(state: SchedulerState): void {
+  const factor = state.config.lendAfterToolTimes;
+  if (factor <= 0) return;
+  for (const b of state.backends) {
+    if (b.actingPrograms === b.lentPrograms) continue;
+    for (const p of b.programs) {
+      if (p.status !== "ACTING" || p.lent || p.markedForPause) continue;
+      if (state.now - p.actingSince < factor * expectedToolMs(state, p)) continue;
+      setLent(p, true);
+      state.effects.log("debug", "idle program's room lent", {
+        programId: p.id,
+        backend: b.id,
+        tokens: p.tokens,
+        actingMs: state.now - p.actingSince,
+      });
+    }
+  }
+}
+
+/**
+ * A program sends its next request: the time since its last step ended was its tool call
+ * (learned for the lending bound). Its first request has no tool call before it.
+ */
+export function observeToolTime(state: SchedulerState, p: ProgramRecord): void {
+  if (p.steps === 0 || p.status !== "ACTING" || p.inFlight.length > 0) return;
+  const ms = state.now - p.actingSince;
+  if (!(ms >= 0)) return;
+  p.toolEma = p.toolEma < 0 ? ms : p.toolEma + TOOL_EMA_WEIGHT * (ms - p.toolEma);
+  observeMedian(state.toolPrior, ms);
+}
+
+/**
+ * The program sends again: its lent room is booked again. Returns false when its backend no
+ * longer has room for it (the caller pauses it); a backend with nothing in flight always
+ * takes it back (a GPU never idles while a request waits).
+ */
+export function takeBack(state: SchedulerState, p: ProgramRecord): boolean {
+  if (!p.lent) return true;
+  setLent(p, false);
+  const b = p.backend;
+  if (b === null || b.inFlight.size === 0) return true;
+  const room = roomOn(state, b);
+  return room === null || room >= 0;
+}

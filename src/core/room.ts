@@ -1,0 +1,87 @@
+import type { SchedulerConfig } from "./api.ts";
+import { decayedActingTokens } from "./ledger.ts";
+import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Room on a backend: the one rule every admission path (new program, resume, overdue seat,
+ * preemption, the pause step's overflow) reads. Two measures:
+ *
+ * - belief: `capacity − (reasoning + w·acting − shared + Σ headroom)`, the router's books
+ *   (ledger.ts), with each ACTIVE program's learned headroom and lent room left out;
+ * - truth: `capacity·(1 − kvUsage) − w·acting − pending − one step's growth of each running
+ *   program`, from the engine's last sample (truth.ts). The engine counts a finished request's
+ *   blocks as free while they still cache the prefix of a program in its tool call, so the
+ *   acting programs' tokens are kept out of it as in the belief; what was dispatched since
+ *   the sample and what the running requests will add before the next one are kept out too.
+ *
+ * Cases:
+ *   1. capacity unknown → null (nothing is placed there by room);
+ *   2. truth unknown (no sample since the last failure, or no KV usage or waiting gauge) →
+ *      the belief alone;
+ *   3. the engine has requests waiting or has preempted since the previous sample → the
+ *      backend is full, whatever the belief says;
+ *   4. otherwise the larger of the two: a pessimistic belief (headroom not needed yet, a
+ *      context shared more than the credit shows) never leaves a GPU idle while the engine
+ *      shows room, and the belief still admits where the engine has not caught up.
+ */
+
+export function beliefUsedTokens(b: BackendBook, config: SchedulerConfig, now: number): number {
+  const acting = config.useActingTokenDecay ? decayedActingTokens(b, now) : b.actingTokens;
+  return (
+    b.reasoningTokens +
+    b.anonymousTokens +
+    config.actingTokenWeight * acting -
+    b.shared +
+    b.headroomTokens
+  );
+}
+
+/** Belief room, or null while the capacity is unknown. */
+export function beliefRoomTokens(state: SchedulerState, b: BackendBook): number | null {
+  if (b.capacity === null) return null;
+  return b.capacity - beliefUsedTokens(b, state.config, state.now);
+}
+
+/** The engine is waiting or preempting: full by its own report (case 3). */
+export const TRUTH_FULL = Number.NEGATIVE_INFINITY;
+
+/**
+ * Truth room (case 4's second term), TRUTH_FULL (case 3), or null when unknown (case 2).
+ * One step of growth per running program is its headroom divided by the steps it covers.
+ */
+export function truthRoomTokens(state: SchedulerState, b: BackendBook): number | null {
+  const t = b.truth;
+  if (t === null || b.capacity === null || t.kvUsage === null || t.waiting === null) return null;
+  if (t.waiting > 0 || t.preempting) return TRUTH_FULL;
+  const { actingTokenWeight, growthHeadroomSteps } = state.config;
+  const growth = b.reasoningHeadroom / Math.max(1, growthHeadroomSteps);
+  return (
+    b.capacity * (1 - t.kvUsage) - actingTokenWeight * b.actingTokens - t.pendingTokens - growth
+  );
+}
+
+/** The room admission reads (cases 1–4). */
+export function roomOn(state: SchedulerState, b: BackendBook): number | null {
+  const belief = beliefRoomTokens(state, b);
+  if (belief === null) return null; // 1
+  const truth = truthRoomTokens(state, b);
+  if (truth === null) return belief; // 2
+  if (truth === TRUTH_FULL) return Math.min(belief, 0); // 3
+  return Math.max(belief, truth); // 4
+}
+
+/** The load admission reads: `capacity − roomOn` (0 while the capacity is unknown). */
+export function loadOn(state: SchedulerState, b: BackendBook): number {
+  const room = roomOn(state, b);
+  return room === null || b.capacity === null ? 0 : b.capacity - room;
+}
+
+/**
+ * What the pause step still has to free on `b`: the room it lacks, beyond what marked
+ * programs will free when their turn ends (tokens + headroom each). Positive = act.
+ */
+export function projectedOverflow(state: SchedulerState, b: BackendBook): number {
+  const room = roomOn(state, b);
+  if (room === null) return 0;
+  return -room - (b.markedTokens + b.markedHeadroom);
+}
