@@ -109,6 +109,10 @@ export interface ProgramView {
   status: ProgramStatus;
   state: ProgramState;
   totalTokens: number;
+  /** Learned headroom it books on top of its tokens (src/core/headroom.ts). */
+  headroomTokens: number;
+  /** In a long tool call: its room is lent to waiting work (src/core/lending.ts). */
+  lent: boolean;
   steps: number;
   inFlight: number;
   /** Requests held until the program is resumed. */
@@ -208,6 +212,11 @@ export interface Scheduler {
   program(id: string): ProgramView | undefined;
   snapshot(): SchedulerSnapshot;
   /**
+   * Recount every book from the program and request records and list where the incremental
+   * sums disagree (empty = consistent). O(programs + requests): for tests and debugging.
+   */
+  audit?(): string[];
+  /**
    * Earliest time (ms, event clock) at which a tick would act on a timeout (forced resume,
    * `maxWaitMs`, idle lease), or null. Optional use: a runtime may tick early at that time.
    */
@@ -236,7 +245,7 @@ export interface Scheduler {
 
 /** What `createScheduler` returns: every optional method implemented. */
 export type CoreScheduler = Scheduler &
-  Required<Pick<Scheduler, "tryCommitFirstByte" | "drainQueueWaitObservations">> & {
+  Required<Pick<Scheduler, "tryCommitFirstByte" | "drainQueueWaitObservations" | "audit">> & {
     /** Whether priorities are in force (false when off, or when their config was invalid). */
     readonly prioritiesEnabled: boolean;
   };

@@ -128,6 +128,7 @@ export function detach(p: ProgramRecord): BackendBook | null {
   b.programs.delete(p);
   p.backend = null;
   p.markedForPause = false;
+  p.lent = false; // lending is room on a backend: a program that leaves takes nothing along
   return b;
 }
 
@@ -168,6 +169,7 @@ export function setStatus(p: ProgramRecord, status: ProgramStatus, now: number):
   const b = p.backend;
   if (b !== null) addToBooks(p, b, -1);
   p.status = status;
+  if (status === "REASONING") p.lent = false; // it runs again: its room is its own
   p.creditTokens = creditTokensOf(p);
   if (status === "ACTING") p.actingSince = now;
   if (b !== null) addToBooks(p, b, 1);

@@ -6,6 +6,17 @@ import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 export type ReleaseReason = "release" | "final" | "idle";
 
 /**
+ * An anonymous program lives for its one request: once that request was answered without
+ * running (rejected, timed out, its client gone while held) the program ends too, or it
+ * would sit in the queue with nothing to send and nobody able to release it.
+ */
+export function endIfAnonymousAndDone(state: SchedulerState, p: ProgramRecord | null): void {
+  if (p === null || !p.anonymous || p.parked.length > 0 || p.inFlight.length > 0) return;
+  if (p.state === "TERMINATED") return;
+  releaseProgram(state, p, "final");
+}
+
+/**
  * End of a program (explicit `program_release`, a `final` request's response, or the idle
  * lease). Cases:
  *   1. parked requests are rejected, never dispatched anywhere (the original woke them and sent

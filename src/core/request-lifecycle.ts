@@ -6,7 +6,7 @@ import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
-import { releaseProgram } from "./release.ts";
+import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import { tryResume } from "./resume.ts";
 import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
 
@@ -109,6 +109,7 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
     if (ev.outcome === "client_closed" && !r.cancelled)
       countAdmission(state, r.cls, "client_closed");
     unpark(state, r);
+    endIfAnonymousAndDone(state, p);
     return;
   }
   r.backend.inFlight.delete(r);

@@ -228,17 +228,17 @@ function seatOnIdle(state: SchedulerState): void {
 }
 
 /**
- * Idle: placeable, and either no program on it at all (requests of released programs may
- * still finish there) or nothing in flight by the router's count while the engine's last
- * report shows nothing running or waiting. Both must agree: the router alone would
+ * Idle: placeable, nothing in flight by the router's count (requests of released programs
+ * included), and either no program on it at all or the engine's last report shows nothing
+ * running or waiting. Router and engine must agree: the router alone would
  * call a backend idle between two turns of a program in a one-second tool call; the engine
  * alone lags by up to a tick.
  */
 function isIdle(b: BackendBook): boolean {
-  if (!isPlaceable(b)) return false;
-  if (activePrograms(b) === 0) return true; // no program: only leftovers of released ones
+  if (!isPlaceable(b) || b.inFlight.size > 0) return false;
+  if (activePrograms(b) === 0) return true; // nothing at all: an empty backend
   const t = b.truth;
-  return b.inFlight.size === 0 && t !== null && t.running === 0 && t.waiting === 0;
+  return t !== null && t.running === 0 && t.waiting === 0;
 }
 
 /** Pause programs in a tool call on an idle backend, smallest first, until `need` fits. */

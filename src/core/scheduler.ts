@@ -1,5 +1,6 @@
 import { Errors } from "../errors.ts";
 import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
+import { auditBooks } from "./audit.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { lendIdleRoom } from "./lending.ts";
@@ -71,6 +72,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
       return p === undefined ? undefined : programView(state, p);
     },
     snapshot: () => snapshot(state),
+    audit: () => auditBooks(state),
     nextDeadline: () => nextDeadline(state),
     drainPauseObservations() {
       const list = state.pauseObservations;

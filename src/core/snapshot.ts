@@ -16,6 +16,8 @@ export function programView(state: SchedulerState, p: ProgramRecord): ProgramVie
     status: p.status,
     state: p.state,
     totalTokens: p.tokens,
+    headroomTokens: p.headroom,
+    lent: p.lent,
     steps: p.steps,
     inFlight: p.inFlight.length,
     parkedRequests: p.parked.length,

@@ -1,7 +1,7 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { unpark } from "./queue.ts";
-import { releaseProgram } from "./release.ts";
+import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -59,6 +59,7 @@ export function rejectParked(state: SchedulerState, r: RequestRecord, error: Mai
   unpark(state, r);
   state.requests.delete(r.id);
   state.effects.reject(r.id, error);
+  endIfAnonymousAndDone(state, r.program);
 }
 
 /**

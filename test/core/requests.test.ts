@@ -64,6 +64,7 @@ test("parking applies to every request of a paused program, and resume dispatche
   h.arrive("p2", "P", 100);
   h.arrive("p3", "P", 100);
   assert.equal(h.program("P")?.parkedRequests, 2);
+  h.finish("f1");
   h.scheduler.handle({ kind: "program_release", now: h.now, programId: "F" });
   assert.deepEqual(
     h.dispatches

@@ -119,10 +119,21 @@ test("freed capacity resumes a waiting program at once, without a tick", () => {
   h.arrive("w1", "W", 300); // need 400 > room 200 → queued
   assert.equal(h.dispatchOf("w1"), undefined);
   h.advance(250);
+  h.finish("f1");
   h.scheduler.handle({ kind: "program_release", now: h.now, programId: "F" });
   assert.deepEqual(h.dispatchOf("w1"), { requestId: "w1", backendId: "b0", pausedMs: 250 });
   assert.deepEqual(h.scheduler.drainPauseObservations(), [250]);
   assert.deepEqual(h.scheduler.drainPauseObservations(), [], "drained");
+});
+
+test("a released program's request still running keeps its room booked until it ends", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 1000 });
+  h.arrive("f1", "F", 700);
+  h.arrive("w1", "W", 300);
+  h.scheduler.handle({ kind: "program_release", now: h.now, programId: "F" });
+  assert.equal(h.dispatchOf("w1"), undefined, "f1's 700 tokens are still on the GPU");
+  h.finish("f1");
+  assert.equal(h.dispatchOf("w1")?.backendId, "b0");
 });
 
 test("an oversized program is seated at once on an empty backend and never paused there", () => {

@@ -42,6 +42,7 @@ test("program view: placement, status, steps and paused time as the run loop see
   assert.equal(h.program("W")?.pausedMs, 400);
   assert.equal(h.scheduler.snapshot().queueLength, 1);
   assert.equal(h.scheduler.snapshot().pausedPrograms, 1);
+  h.finish("f1");
   h.scheduler.handle({ kind: "program_release", now: h.now, programId: "F" });
   const resumed = h.program("W");
   assert.equal(resumed?.state, "ACTIVE");

@@ -15,6 +15,8 @@ const program = (
   status,
   state,
   totalTokens: 100,
+  headroomTokens: 100,
+  lent: false,
   steps: 1,
   inFlight: 0,
   parkedRequests: 0,

@@ -2,6 +2,7 @@ import { Errors } from "../../errors.ts";
 import { isPlaceable, setStatus } from "../ledger.ts";
 import { pauseProgram } from "../program-moves.ts";
 import { refreshProgram } from "../queue.ts";
+import { releaseProgram } from "../release.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "../scheduler-state.ts";
 import { classRoomTokens } from "./class-room.ts";
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority-classes.ts";
@@ -96,7 +97,9 @@ export function preemptVictim(
     refreshProgram(state, p);
     setStatus(p, "ACTING", state.now);
   }
-  pauseProgram(state, p, "preempted");
+  // An anonymous program's one request was just cancelled: it ends rather than wait idle.
+  if (p.anonymous) releaseProgram(state, p, "final");
+  else pauseProgram(state, p, "preempted");
   if (state.priority !== null) state.priority.counters[p.cls].preemptions++;
   state.effects.log("info", "program preempted", {
     programId: p.id,

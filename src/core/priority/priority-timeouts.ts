@@ -1,5 +1,6 @@
 import { Errors } from "../../errors.ts";
 import { unpark } from "../queue.ts";
+import { endIfAnonymousAndDone } from "../release.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
 import { deadlineOf } from "../timeouts.ts";
 import { PRIORITY_CLASSES } from "./priority-classes.ts";
@@ -22,6 +23,7 @@ export function rejectQueueTimeouts(state: SchedulerState): void {
       const waited = state.now - at;
       unpark(state, r);
       state.requests.delete(r.id);
+      endIfAnonymousAndDone(state, r.program);
       countAdmission(state, c, "queue_timeout");
       state.effects.reject(
         r.id,

@@ -1,0 +1,413 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import type {
+  BackendSpec,
+  BackendView,
+  CoreScheduler,
+  PriorityClass,
+  SchedulerConfig,
+  SchedulerSnapshot,
+} from "../../src/core/api.ts";
+import type { Effects } from "../../src/core/effects.ts";
+import type { BackendMetricsSample, RequestOutcome } from "../../src/core/events.ts";
+import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
+
+/**
+ * The core's invariants under random event sequences, on the shipped defaults (learned
+ * headroom, ageing, lending as shipped), with priorities off and on. After every event:
+ *   - books: every incremental sum equals a recount from the records (`audit()`), and no
+ *     token sum or count is negative;
+ *   - ends: a request is rejected at most once, dispatched at most once, never both; after
+ *     the final drain every request has ended exactly once;
+ *   - W (work conservation): after a tick, no request is held while a healthy backend with a
+ *     known capacity runs nothing (by the requests handed to it and not ended) and either has
+ *     no program at all or the engine's sample of that tick shows nothing running or waiting;
+ *   - B (bounded admission): a backend that took a program in the event is over capacity,
+ *     its marked programs aside, by less than the largest newcomer's need.
+ * Engine truth is random: failed polls, missing gauges, waiting, rising preemption counters.
+ * A failure prints fast-check's seed and path; `FC_SEED=<seed> FC_PATH=<path>` replays it
+ * (`FC_RUNS` sets the number of runs).
+ */
+
+const BACKENDS = ["b0", "b1"];
+const CAPACITY = 20_000;
+const PROGRAMS = ["p0", "p1", "p2", "p3", "p4", "p5"];
+const CLASSES: PriorityClass[] = ["system", "interactive", "default", "bulk"];
+
+type Command =
+  | { kind: "arrive"; program: number; tokens: number; cls: number; final: boolean }
+  | { kind: "first"; pick: number }
+  | { kind: "progress"; pick: number; tokens: number }
+  | { kind: "usage"; pick: number; extra: number }
+  | { kind: "finish"; pick: number; outcome: RequestOutcome }
+  | { kind: "release"; program: number }
+  | { kind: "failure"; backend: number }
+  | { kind: "advance"; ms: number }
+  | { kind: "tick"; samples: (SampleShape | null)[] };
+
+interface SampleShape {
+  capacityKnown: boolean;
+  kv: number | null;
+  running: number | null;
+  waiting: number | null;
+  preempt: number;
+}
+
+const sampleArb: fc.Arbitrary<SampleShape | null> = fc.option(
+  fc.record({
+    capacityKnown: fc.constantFrom(true, true, true, true, true, true, true, true, true, false),
+    kv: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { freq: 3 }),
+    running: fc.option(fc.integer({ min: 0, max: 8 }), { freq: 3 }),
+    waiting: fc.option(fc.constantFrom(0, 0, 0, 2), { freq: 3 }),
+    preempt: fc.constantFrom(0, 0, 0, 1),
+  }),
+  { freq: 6 },
+);
+
+const commandArb: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant("arrive" as const),
+      program: fc.integer({ min: -1, max: PROGRAMS.length - 1 }), // -1 = anonymous
+      tokens: fc.integer({ min: 1, max: 12_000 }),
+      cls: fc.integer({ min: 0, max: 3 }),
+      final: fc.boolean(),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("first" as const), pick: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("progress" as const),
+      pick: fc.nat(),
+      tokens: fc.integer({ min: 0, max: 3000 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("usage" as const),
+      pick: fc.nat(),
+      extra: fc.integer({ min: -2000, max: 4000 }),
+    }),
+  },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant("finish" as const),
+      pick: fc.nat(),
+      outcome: fc.constantFrom<RequestOutcome>("ok", "ok", "ok", "client_closed", "upstream_error"),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("release" as const),
+      program: fc.integer({ min: 0, max: PROGRAMS.length - 1 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("failure" as const),
+      backend: fc.integer({ min: 0, max: 1 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("advance" as const),
+      ms: fc.constantFrom(100, 1000, 5000, 60_000, 400_000, 1_000_000),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("tick" as const),
+      samples: fc.array(sampleArb, { minLength: 2, maxLength: 2 }),
+    }),
+  },
+);
+
+interface Tracked {
+  rejected: number;
+  dispatched: number;
+  backend: string | null;
+  ended: number;
+  cancelled: number;
+  program: string | null;
+}
+
+function run(commands: Command[], config: SchedulerConfig): void {
+  const requests = new Map<string, Tracked>();
+  const order: string[] = [];
+  const effects: Effects = {
+    dispatch(id, backendId) {
+      const t = requests.get(id) as Tracked;
+      t.dispatched++;
+      t.backend = backendId;
+    },
+    reject(id) {
+      const t = requests.get(id);
+      if (t !== undefined) t.rejected++;
+    },
+    cancel(id) {
+      const t = requests.get(id) as Tracked;
+      t.cancelled++;
+      // The runtime answers a cancelled request and reports its end.
+      pendingEnds.push(id);
+    },
+    log() {},
+  };
+  const pendingEnds: string[] = [];
+  const specs: BackendSpec[] = BACKENDS.map((id) => ({ id, type: "vllm" }));
+  const core: CoreScheduler = createScheduler({ config, backends: specs, effects });
+  let now = 1000;
+  let seq = 0;
+  const preemptions = [0, 0];
+  const handle = (event: Parameters<CoreScheduler["handle"]>[0]) => {
+    core.handle(event);
+    while (pendingEnds.length > 0) {
+      const id = pendingEnds.shift() as string;
+      endRequest(id, "cancelled");
+    }
+  };
+  const endRequest = (id: string, outcome: RequestOutcome) => {
+    const t = requests.get(id) as Tracked;
+    if (t.ended > 0 || t.rejected > 0) return;
+    t.ended++;
+    handle({ kind: "request_finished", now, requestId: id, outcome });
+  };
+  const live = () =>
+    order.filter((id) => {
+      const t = requests.get(id) as Tracked;
+      return t.ended === 0 && t.rejected === 0;
+    });
+  const inFlight = () => live().filter((id) => (requests.get(id) as Tracked).dispatched > 0);
+  const pickOf = <T>(list: T[], n: number): T | undefined =>
+    list.length === 0 ? undefined : list[n % list.length];
+
+  for (const c of commands) {
+    const before = core.snapshot();
+    let tickSamples: (BackendMetricsSample | null)[] | null = null;
+    switch (c.kind) {
+      case "arrive": {
+        const id = `r${++seq}`;
+        const program = c.program < 0 ? null : PROGRAMS[c.program];
+        requests.set(id, {
+          rejected: 0,
+          dispatched: 0,
+          backend: null,
+          ended: 0,
+          cancelled: 0,
+          program,
+        });
+        order.push(id);
+        handle({
+          kind: "request_arrived",
+          now,
+          requestId: id,
+          programId: program,
+          messageChars: [c.tokens * 5],
+          final: c.final,
+          priorityClass: CLASSES[c.cls],
+        });
+        break;
+      }
+      case "first": {
+        const id = pickOf(inFlight(), c.pick);
+        if (id !== undefined && core.tryCommitFirstByte(id)) {
+          handle({ kind: "request_first_token", now, requestId: id });
+        }
+        break;
+      }
+      case "progress": {
+        const id = pickOf(inFlight(), c.pick);
+        if (id !== undefined) {
+          handle({ kind: "request_progress", now, requestId: id, completionTokens: c.tokens });
+        }
+        break;
+      }
+      case "usage": {
+        const id = pickOf(inFlight(), c.pick);
+        if (id !== undefined) {
+          const prompt = 1000;
+          const total = Math.max(1, prompt + c.extra);
+          handle({
+            kind: "request_usage",
+            now,
+            requestId: id,
+            usage: {
+              promptTokens: Math.min(prompt, total),
+              completionTokens: 0,
+              totalTokens: total,
+            },
+          });
+        }
+        break;
+      }
+      case "finish": {
+        // A request still held can only end by its client leaving.
+        const id = pickOf(live(), c.pick);
+        const held = id !== undefined && (requests.get(id) as Tracked).dispatched === 0;
+        if (id !== undefined) endRequest(id, held ? "client_closed" : c.outcome);
+        break;
+      }
+      case "release":
+        handle({ kind: "program_release", now, programId: PROGRAMS[c.program] });
+        break;
+      case "failure":
+        handle({ kind: "backend_failure", now, backendId: BACKENDS[c.backend] });
+        break;
+      case "advance":
+        now += c.ms;
+        break;
+      case "tick": {
+        const metrics: Record<string, BackendMetricsSample | null> = {};
+        tickSamples = c.samples.map((s, i) => {
+          if (s === null) return null;
+          preemptions[i] += s.preempt;
+          return {
+            capacityTokens: s.capacityKnown ? CAPACITY : null,
+            kvUsage: s.kv,
+            running: s.running,
+            waiting: s.waiting,
+            preemptionsTotal: preemptions[i],
+            prefixCacheQueriesTotal: 0,
+            prefixCacheHitsTotal: 0,
+            promptTokensTotal: 0,
+            generationTokensTotal: 0,
+          };
+        });
+        tickSamples.forEach((s, i) => {
+          metrics[BACKENDS[i]] = s;
+        });
+        handle({ kind: "tick", now, metrics });
+        break;
+      }
+    }
+    checkAfterEvent(core, requests, before, tickSamples, c);
+  }
+  // Drain: every program released, every request in flight finished, then shut down.
+  for (const p of PROGRAMS) handle({ kind: "program_release", now, programId: p });
+  for (const id of inFlight()) endRequest(id, "ok");
+  handle({ kind: "shutdown", now });
+  for (const id of live()) endRequest(id, "client_closed");
+  for (const [id, t] of requests) {
+    const ends = t.rejected + t.ended;
+    assert.equal(ends, 1, `request ${id} ended ${ends} times: ${JSON.stringify(t)}`);
+  }
+  assert.deepEqual(core.audit(), [], "books after the drain");
+  for (const b of core.snapshot().backends) {
+    assert.equal(b.activePrograms, 0, `${b.id} still has programs after the drain`);
+  }
+}
+
+function checkAfterEvent(
+  core: CoreScheduler,
+  requests: Map<string, Tracked>,
+  before: SchedulerSnapshot,
+  samples: (BackendMetricsSample | null)[] | null,
+  c: Command,
+): void {
+  const what = JSON.stringify(c);
+  const problems = core.audit();
+  assert.deepEqual(problems, [], `books disagree after ${what}: ${problems.join("; ")}`);
+  const snap = core.snapshot();
+  for (const [id, t] of requests) {
+    assert.ok(t.rejected <= 1 && t.dispatched <= 1, `request ${id} answered twice: ${what}`);
+    assert.ok(!(t.rejected > 0 && t.dispatched > 0), `request ${id} rejected and dispatched`);
+  }
+  for (const b of snap.backends) {
+    for (const k of [
+      "reasoningTokens",
+      "actingTokens",
+      "markedTokens",
+      "activePrograms",
+    ] as const) {
+      assert.ok(b[k] >= -1e-6, `${b.id}.${k} = ${b[k]} < 0 after ${what}`);
+    }
+  }
+  checkBounded(before, snap, what);
+  if (c.kind === "tick" && samples !== null) checkWorkConserving(requests, snap, samples, what);
+}
+
+/** W, after a tick (see the file comment). */
+function checkWorkConserving(
+  requests: Map<string, Tracked>,
+  snap: SchedulerSnapshot,
+  samples: (BackendMetricsSample | null)[],
+  what: string,
+): void {
+  if (snap.queueLength === 0) return;
+  snap.backends.forEach((b, i) => {
+    if (!b.healthy || b.capacityTokens === null) return;
+    let running = 0;
+    for (const t of requests.values()) {
+      if (t.backend === b.id && t.dispatched > 0 && t.ended === 0 && t.rejected === 0) running++;
+    }
+    const s = samples[i];
+    const engineIdle = s !== null && s.running === 0 && s.waiting === 0;
+    const idle = running === 0 && (b.activePrograms === 0 || engineIdle);
+    assert.ok(
+      !idle,
+      `W: ${snap.queueLength} request(s) held while ${b.id} is idle after ${what}: ${JSON.stringify(b)}`,
+    );
+  });
+}
+
+/** B (see the file comment). */
+function checkBounded(before: SchedulerSnapshot, after: SchedulerSnapshot, what: string): void {
+  const wasOn = new Map(before.programs.map((p) => [p.id, p.backend]));
+  for (const b of after.backends) {
+    if (b.capacityTokens === null || b.remainingTokens === null) continue;
+    const here = after.programs.filter((p) => p.backend === b.id);
+    const newcomers = here.filter((p) => wasOn.get(p.id) !== b.id);
+    if (newcomers.length === 0) continue;
+    let maxNeed = 0;
+    let extra = 0; // concurrent requests of a newcomer each count as pending in the truth room
+    for (const p of newcomers) {
+      maxNeed = Math.max(maxNeed, p.totalTokens + p.headroomTokens);
+      extra += Math.max(0, p.inFlight - 1) * p.totalTokens;
+    }
+    let marked = 0;
+    for (const p of here) if (p.markedForPause) marked += p.totalTokens + p.headroomTokens;
+    const load = b.capacityTokens - b.remainingTokens - marked;
+    assert.ok(
+      load <= b.capacityTokens + maxNeed + extra + 1e-6,
+      `B: ${b.id} took ${newcomers.map((p) => p.id)} and is at ${load} of ${b.capacityTokens} (+ one need ${maxNeed}) after ${what}: ${describe(b)}`,
+    );
+  }
+}
+
+const describe = (b: BackendView) =>
+  JSON.stringify({ used: b.usedTokens, room: b.remainingTokens, truth: b.truth });
+
+const runs = Number(process.env.FC_RUNS ?? 150);
+const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
+const path = process.env.FC_PATH;
+const params = {
+  numRuns: runs,
+  ...(seed === undefined ? {} : { seed }),
+  ...(path === undefined ? {} : { path }),
+};
+
+test("core invariants hold under random events on the shipped defaults, priorities off", () => {
+  fc.assert(
+    fc.property(fc.array(commandArb, { minLength: 30, maxLength: 150 }), (commands) =>
+      run(commands, { ...DEFAULT_SCHEDULER_CONFIG }),
+    ),
+    params,
+  );
+});
+
+test("core invariants hold under random events on the shipped defaults, priorities on", () => {
+  fc.assert(
+    fc.property(fc.array(commandArb, { minLength: 30, maxLength: 150 }), (commands) =>
+      run(commands, { ...DEFAULT_SCHEDULER_CONFIG, priority: {} }),
+    ),
+    params,
+  );
+});
