@@ -1,6 +1,5 @@
 import { setLent } from "./ledger.ts";
 import { observeMedian } from "./median-window.ts";
-import { roomOn } from "./room.ts";
 import { LEND_FALLBACK_TOOL_MS, TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
 import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
 
@@ -56,18 +55,4 @@ export function observeToolTime(state: SchedulerState, p: ProgramRecord): void {
   if (!(ms >= 0)) return;
   p.toolEma = p.toolEma < 0 ? ms : p.toolEma + TOOL_EMA_WEIGHT * (ms - p.toolEma);
   observeMedian(state.toolPrior, ms);
-}
-
-/**
- * The program sends again: its lent room is booked again. Returns false when its backend no
- * longer has room for it (the caller pauses it); a backend with nothing in flight always
- * takes it back (a GPU never idles while a request waits).
- */
-export function takeBack(state: SchedulerState, p: ProgramRecord): boolean {
-  if (!p.lent) return true;
-  setLent(p, false);
-  const b = p.backend;
-  if (b === null || b.inFlight.size === 0) return true;
-  const room = roomOn(state, b);
-  return room === null || room >= 0;
 }

@@ -4,10 +4,9 @@ import { anyHealthy } from "./backend-health.ts";
 import { cleanChars } from "./context-estimate.ts";
 import { refreshHeadroom } from "./headroom.ts";
 import { activeTokens, footprintOf, isPlaceable } from "./ledger.ts";
-import { takeBack } from "./lending.ts";
 import { argMin } from "./placement.ts";
 import { onPriorityArrival } from "./priority/priority-arrival.ts";
-import { detachForReplacement, dispatchRequest, pauseProgram } from "./program-moves.ts";
+import { detachForReplacement } from "./program-moves.ts";
 import { enqueue, park, refreshProgram } from "./queue.ts";
 import { tryResume } from "./resume.ts";
 import { roomOn } from "./room.ts";
@@ -17,6 +16,7 @@ import type {
   RequestRecord,
   SchedulerState,
 } from "./scheduler-state.ts";
+import { dispatchOrPark } from "./take-back.ts";
 
 /**
  * A request arrives. Cases (both modes unless noted):
@@ -74,20 +74,6 @@ function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null
   if (state.requests.has(ev.requestId)) return Errors.badRequest("Duplicate request id.");
   if (!anyHealthy(state)) return Errors.noHealthyBackend();
   return null;
-}
-
-/** Case 6 (also the priority arrival's case 1). */
-export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: RequestRecord): boolean {
-  const b = p.backend as BackendBook;
-  if (takeBack(state, p)) {
-    dispatchRequest(state, r, b);
-    return true;
-  }
-  pauseProgram(state, p, "room lent, none left on its return");
-  park(state, p, r);
-  refreshProgram(state, p);
-  tryResume(state);
-  return false;
 }
 
 /** Case 7: `need` is the program's context with this request plus its headroom. */

@@ -1,3 +1,4 @@
+import { deadlineOf } from "./deadline.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
@@ -6,7 +7,6 @@ import { pauseProgram, resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
 import { roomOn } from "./room.ts";
 import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
-import { deadlineOf } from "./timeouts.ts";
 
 type Rooms = (number | null)[];
 

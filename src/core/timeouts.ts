@@ -1,4 +1,5 @@
 import { Errors, type MaitredError } from "../errors.ts";
+import { deadlineOf } from "./deadline.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { unpark } from "./queue.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
@@ -7,16 +8,8 @@ import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
 /**
  * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so
  * the cost is the number of expiries, not the number of programs.
- *
- * Every timeout is one deadline `start + duration`, due when `now >= deadline`, computed the
- * same way here and in `nextDeadline()`: with `now − duration >= start` instead, a runtime that
- * ticks exactly at the reported deadline could find it not yet due by one floating-point
- * rounding step (the simulator hit this with fractional virtual times).
+ * Deadlines follow the core's one rule (deadline.ts).
  */
-
-export function deadlineOf(start: number, durationMs: number): number {
-  return start + durationMs;
-}
 
 function isDue(state: SchedulerState, start: number, durationMs: number): boolean {
   return deadlineOf(start, durationMs) <= state.now;

@@ -37,6 +37,16 @@ test("a vLLM scrape gives capacity = block_size × num_gpu_blocks and the engine
   });
 });
 
+test("a gauge the scrape lacks is unknown (null), never read as 0", () => {
+  const body = BODY.split("\n")
+    .filter((l) => !l.includes("kv_cache_usage_perc") && !l.includes("num_requests_waiting"))
+    .join("\n");
+  const { sample } = vllmSampleFromText(body);
+  assert.equal(sample.kvUsage, null, "a missing KV gauge is not an empty cache");
+  assert.equal(sample.waiting, null);
+  assert.equal(sample.running, 12);
+});
+
 test("kv_cache_size_tokens is preferred when the build exports it, and DP engines add up", () => {
   const text = [
     INFO("0", "100", ',kv_cache_size_tokens="5000"'),

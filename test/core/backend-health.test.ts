@@ -128,3 +128,19 @@ test("a program whose step ended leaves the credit: its KV is idle, not shared",
   for (let i = 0; i < 3; i++) h.tick({ b0: h.sample(10_000, { kvUsage: 0, waiting: 0 }) });
   assert.equal(h.backend("b0").sharedTokens, 0, "ACTING tokens never enter the credit");
 });
+
+test("a backend whose metrics lack the KV usage gauge gets no invented room", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  for (let i = 0; i < 4; i++) {
+    h.arrive(`a${i}`, `A${i}`, 2000);
+    h.firstToken(`a${i}`);
+  }
+  for (let i = 0; i < 3; i++)
+    h.tick({ b0: h.sample(10_000, { kvUsage: null, waiting: 0, running: 4 }) });
+  const b = h.backend("b0");
+  assert.equal(b.sharedTokens, 0, "no credit from a gauge that is not there");
+  assert.equal(b.truth?.roomTokens, null, "the engine's room is unknown");
+  h.arrive("late", "L", 2000);
+  assert.equal(h.dispatchOf("late"), undefined, "the backend is full by the books: it waits");
+  assert.ok(b.usedTokens <= 10_000);
+});

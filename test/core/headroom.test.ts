@@ -31,14 +31,14 @@ test("headroom is never below the flat buffer nor above the cap", () => {
   assert.equal(h.backend(fast).usedTokens, want);
 });
 
-test("a new program starts from the all-programs average growth (the buffer before any)", () => {
+test("a new program starts from the all-programs median growth (the buffer before any)", () => {
   const h = createHarness({ backends: ["b0"], capacity: 100_000, config: LEARNED });
   h.arrive("z1", "Z", 1000);
   assert.equal(h.backend("b0").usedTokens, 1000 + 100, "nothing learned yet: the buffer");
   h.finish("z1");
   h.turn("a1", "A", 1000);
   h.turn("a2", "A", 1500); // all programs: mean of [500]
-  h.turn("a3", "A", 2500); // mean of [500, 1000] = 750
+  h.turn("a3", "A", 2500); // median of [500, 1000] = 750
   const before = h.backend("b0").usedTokens;
   h.arrive("b1", "B", 1000);
   assert.equal(h.backend("b0").usedTokens - before, 1000 + 4 * 750);
@@ -90,4 +90,25 @@ test("a paused program resumes only when the room covers its tokens and its head
   assert.equal(h.program("A")?.state, "PAUSED", "room 4999 < 2500 tokens + 2500 headroom");
   h.tick({ b0: h.sample(13_220 + 5000) });
   assert.equal(h.program("A")?.state, "ACTIVE");
+});
+
+test("one outlier step cannot poison the prior: new programs keep the typical headroom", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 100_000, config: LEARNED });
+  // Twenty programs grow by 300 tokens a step; one takes in a 200 KB tool output (50K tokens).
+  for (let i = 0; i < 20; i++) {
+    h.turn(`p${i}-1`, `P${i}`, 1000);
+    h.turn(`p${i}-2`, `P${i}`, 1300);
+  }
+  h.turn("x1", "X", 1000);
+  h.turn("x2", "X", 51_000);
+  h.scheduler.handle({ kind: "program_release", now: h.now, programId: "X" });
+  h.arrive("n1", "N", 500);
+  assert.equal(h.program("N")?.headroomTokens, 4 * 300, "the median of the growths, not the mean");
+  // So forty small new programs still fit beside the others, as before the outlier.
+  let admitted = 0;
+  for (let i = 0; i < 40; i++) {
+    h.arrive(`m${i}`, `M${i}`, 500);
+    if (h.dispatchOf(`m${i}`) !== undefined) admitted++;
+  }
+  assert.equal(admitted, 40);
 });

@@ -5,9 +5,9 @@ import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledg
 import { argMin } from "../placement.ts";
 import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
 import { enqueue, park, refreshProgram } from "../queue.ts";
-import { dispatchOrPark } from "../request-arrival.ts";
 import { tryResume } from "../resume.ts";
 import type { ProgramRecord, SchedulerState } from "../scheduler-state.ts";
+import { dispatchOrPark } from "../take-back.ts";
 import { classRoomTokens } from "./class-room.ts";
 import { tryPreempt } from "./preemption.ts";
 import {

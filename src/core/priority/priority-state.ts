@@ -1,5 +1,5 @@
+import { deadlineOf } from "../deadline.ts";
 import type { RequestRecord } from "../scheduler-state.ts";
-import { deadlineOf } from "../timeouts.ts";
 import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";
 import type { ResolvedPriorityConfig } from "./priority-config.ts";
 

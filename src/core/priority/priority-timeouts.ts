@@ -1,8 +1,8 @@
 import { Errors } from "../../errors.ts";
+import { deadlineOf } from "../deadline.ts";
 import { unpark } from "../queue.ts";
 import { endIfAnonymousAndDone } from "../release.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
-import { deadlineOf } from "../timeouts.ts";
 import { PRIORITY_CLASSES } from "./priority-classes.ts";
 import { countAdmission } from "./priority-state.ts";
 

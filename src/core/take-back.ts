@@ -1,0 +1,45 @@
+import { setLent } from "./ledger.ts";
+import { dispatchRequest, pauseProgram } from "./program-moves.ts";
+import { park, refreshProgram } from "./queue.ts";
+import { tryResume } from "./resume.ts";
+import { roomOn } from "./room.ts";
+import type {
+  BackendBook,
+  ProgramRecord,
+  RequestRecord,
+  SchedulerState,
+} from "./scheduler-state.ts";
+
+/**
+ * A program active on a healthy backend sends its next request (both arrival paths). If its
+ * room was lent during a long tool call (lending.ts), it is booked again; a backend that no
+ * longer has room for it pauses it like any program over capacity, and its request waits.
+ */
+
+/**
+ * The program sends again: its lent room is booked again. Returns false when its backend no
+ * longer has room for it (the caller pauses it); a backend with nothing in flight always
+ * takes it back (a GPU never idles while a request waits).
+ */
+export function takeBack(state: SchedulerState, p: ProgramRecord): boolean {
+  if (!p.lent) return true;
+  setLent(p, false);
+  const b = p.backend;
+  if (b === null || b.inFlight.size === 0) return true;
+  const room = roomOn(state, b);
+  return room === null || room >= 0;
+}
+
+/** Dispatch the request there, or pause the program and park it when its room is gone. */
+export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: RequestRecord): boolean {
+  const b = p.backend as BackendBook;
+  if (takeBack(state, p)) {
+    dispatchRequest(state, r, b);
+    return true;
+  }
+  pauseProgram(state, p, "room lent, none left on its return");
+  park(state, p, r);
+  refreshProgram(state, p);
+  tryResume(state);
+  return false;
+}
