@@ -2,9 +2,8 @@ import type { Effects } from "./effects.ts";
 import type { SchedulerEvent } from "./events.ts";
 import type { PriorityClass } from "./priority/priority-classes.ts";
 import type { PriorityConfig } from "./priority/priority-config.ts";
-import type { PrioritySnapshot } from "./priority/priority-snapshot.ts";
-import type { QueueWaitObservation } from "./priority/priority-state.ts";
-import type { SchedulerPolicies } from "./scheduler-state.ts";
+import type { PrioritySnapshot, QueueWaitObservation } from "./priority/priority-views.ts";
+import type { BackendSpec, ProgramState, ProgramStatus, SchedulerPolicies } from "./records.ts";
 
 export {
   clampClass,
@@ -33,12 +32,14 @@ export type {
   ClassRoomView,
   ClassView,
   PrioritySnapshot,
-} from "./priority/priority-snapshot.ts";
+} from "./priority/priority-views.ts";
 export {
   ADMISSION_OUTCOMES,
   type AdmissionOutcome,
   type QueueWaitObservation,
-} from "./priority/priority-state.ts";
+} from "./priority/priority-views.ts";
+
+export type { BackendSpec, ProgramState, ProgramStatus } from "./records.ts";
 
 /**
  * The scheduler core's public surface: the run loop feeds it events, adapters read snapshots.
@@ -47,14 +48,6 @@ export {
 
 export type RouterMode = "tr" | "default";
 export type Placement = "best-fit" | "worst-fit";
-export type ProgramStatus = "REASONING" | "ACTING";
-export type ProgramState = "ACTIVE" | "PAUSED" | "TERMINATED";
-
-export interface BackendSpec {
-  /** Stable id: the backend's base URL (ThunderAgent keys everything by URL). */
-  id: string;
-  type: "vllm" | "sglang";
-}
 
 export interface SchedulerConfig {
   mode: RouterMode;

@@ -6,13 +6,8 @@ import { observeToolTime } from "./lending.ts";
 import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import { dispatchRequest } from "./program-moves.ts";
 import { touch } from "./queue.ts";
-import {
-  type BackendBook,
-  createProgramRecord,
-  type ProgramRecord,
-  type RequestRecord,
-  type SchedulerState,
-} from "./scheduler-state.ts";
+import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
+import { createProgramRecord, type SchedulerState } from "./scheduler-state.ts";
 
 /** Steps shared by the arrival cases (request-arrival.ts) and their priority variant. */
 

@@ -1,5 +1,6 @@
 import { bookedHeadroom, bookedTokens, creditTokensOf, footprintOf } from "./ledger.ts";
-import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+import type { BackendBook } from "./records.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The books recounted from scratch: every per-backend sum the ledger keeps incrementally,

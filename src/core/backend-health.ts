@@ -1,7 +1,8 @@
 import { Errors } from "../errors.ts";
 import type { BackendMetricsSample } from "./events.ts";
+import type { BackendBook } from "./records.ts";
 import { SHARED_CREDIT_SAMPLES } from "./scheduler-config.ts";
-import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 import { forgetTruth, recordTruth } from "./truth.ts";
 
 /**

@@ -1,24 +1,5 @@
-import { type ClassIndex, DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
-import type { BackendBook, ProgramRecord, RequestRecord } from "./scheduler-state.ts";
-
-/**
- * What priority classes change in the core's passes, behind one narrow interface: the resume
- * pass, the arrival cases and the overdue seat call these and nothing else of the class
- * machinery. Without priorities everything is one class (`default`) and these are the
- * single-class rules below; src/core/priority/priority-rules.ts gives the class rules.
- */
-export interface ClassRules {
-  /** The classes whose queue heads are checked for overdue waits, in that order. */
-  readonly overdueOrder: readonly ClassIndex[];
-  /** The oldest parked request of class `cls`, or undefined. */
-  head(cls: ClassIndex): RequestRecord | undefined;
-  /** How long class `cls`'s head may wait before room is made for it (ms; ∞ = never). */
-  overdueAfterMs(cls: ClassIndex): number;
-  /** Room on `b` held back from class `cls` (higher classes' idle reservations). */
-  hold(b: BackendBook, cls: ClassIndex): number;
-  /** Whether `victim` may be paused to make room for a class-`cls` program. */
-  mayDisplace(victim: ProgramRecord, cls: ClassIndex): boolean;
-}
+import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
+import type { ClassRules, RequestRecord } from "./records.ts";
 
 /**
  * Without priorities: one class, nothing held back, every program may be displaced, and the

@@ -1,4 +1,4 @@
-import type { ProgramRecord } from "./scheduler-state.ts";
+import type { ProgramRecord } from "./records.ts";
 import type { TokenEstimator } from "./token-estimator.ts";
 
 /** Characters per message, cleaned: bad numbers count as empty rather than corrupt the books. */

@@ -1,7 +1,8 @@
 import { setHeadroom } from "./ledger.ts";
 import { observeMedian } from "./median-window.ts";
+import type { ProgramRecord } from "./records.ts";
 import { GROWTH_EMA_WEIGHT, GROWTH_HEADROOM_CAP_TOKENS } from "./scheduler-config.ts";
-import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * Headroom per active program: room kept free so that the programs on a backend can take

@@ -1,7 +1,11 @@
-import type { ProgramStatus } from "./api.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
-import type { ClassBook } from "./priority/priority-state.ts";
-import type { BackendBook, ProgramRecord, RequestRecord } from "./scheduler-state.ts";
+import type {
+  BackendBook,
+  ClassBook,
+  ProgramRecord,
+  ProgramStatus,
+  RequestRecord,
+} from "./records.ts";
 
 /**
  * Per-backend token books, kept incrementally: every change to a program's footprint, status,

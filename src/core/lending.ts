@@ -1,7 +1,8 @@
 import { setLent } from "./ledger.ts";
 import { observeMedian } from "./median-window.ts";
+import type { ProgramRecord } from "./records.ts";
 import { LEND_FALLBACK_TOOL_MS, TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
-import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * Room lent by programs in a long tool call. An ACTING program keeps its context booked so

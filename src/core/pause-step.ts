@@ -1,8 +1,8 @@
 import { isPlaceable, markForPause } from "./ledger.ts";
-import type { PauseVictims } from "./pause-victims.ts";
 import { pauseProgram } from "./program-moves.ts";
+import type { BackendBook, PauseVictims, ProgramRecord } from "./records.ts";
 import { projectedOverflow } from "./room.ts";
-import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The pause half of the tick (seed 004 `_pause_until_safe`), for every healthy backend with a

@@ -1,34 +1,10 @@
 import { bookedHeadroom, bookedTokens } from "./ledger.ts";
-import type { ProgramRecord } from "./scheduler-state.ts";
+import type { PauseVictimFn, ProgramRecord } from "./records.ts";
 
 /**
  * Victim selection on one over-capacity backend (seed 004 "Pause Logic"), as a pure function
  * so that priority-aware policies can replace it.
  */
-
-export interface PauseVictims {
-  /** ACTING programs to pause now (their KV is idle; pausing frees capacity at once). */
-  pause: ProgramRecord[];
-  /** REASONING programs to mark: paused when they next become ACTING. */
-  mark: ProgramRecord[];
-}
-
-export interface PauseVictimInput {
-  /** Programs active on the backend. */
-  programs: Iterable<ProgramRecord>;
-  /** Projected overflow in tokens: used − marked − capacity (> 0 when called). */
-  overflow: number;
-  actingTokenWeight: number;
-  /** The flat buffer; the default policy uses each program's own `headroom` (≥ buffer). */
-  bufferPerProgram: number;
-  /**
-   * Keep at least one active, unmarked program (case 3). False when the room is made for a
-   * program that takes the backend next, so it is never left empty. Default true.
-   */
-  keepOne?: boolean;
-}
-
-export type PauseVictimFn = (input: PauseVictimInput) => PauseVictims;
 
 const bySizeThenQueueOrder = (a: ProgramRecord, b: ProgramRecord) =>
   a.tokens - b.tokens || a.seq - b.seq;

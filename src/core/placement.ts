@@ -1,11 +1,5 @@
 import type { Placement } from "./api.ts";
-
-/**
- * Bin choice for one program given each backend's remaining room (null = not a candidate).
- * Pure functions so a policy can be swapped without touching the resume pass.
- * Returns the chosen index, or -1 when nothing fits.
- */
-export type PlacementFn = (rooms: readonly (number | null)[], need: number) => number;
+import type { PlacementFn } from "./records.ts";
 
 /**
  * True best fit: the backend with the least remaining room that still fits, which keeps big

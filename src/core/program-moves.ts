@@ -3,13 +3,9 @@ import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./led
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { PriorityState } from "./priority/priority-state.ts";
 import { dequeue, enqueue, unpark } from "./queue.ts";
+import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { MAX_PAUSE_OBSERVATIONS } from "./scheduler-config.ts";
-import type {
-  BackendBook,
-  ProgramRecord,
-  RequestRecord,
-  SchedulerState,
-} from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 import { addPending } from "./truth.ts";
 
 /** The state transitions that move programs and requests between the queue and backends. */

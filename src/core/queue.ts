@@ -1,5 +1,6 @@
 import { refreshFootprint } from "./ledger.ts";
-import type { ProgramRecord, RequestRecord, SchedulerState } from "./scheduler-state.ts";
+import type { ProgramRecord, RequestRecord } from "./records.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The global paused queue (seed 004 "Pause/Resume Coordination") and the requests parked on

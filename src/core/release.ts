@@ -1,7 +1,8 @@
 import { Errors } from "../errors.ts";
 import { addAnonymous, detach } from "./ledger.ts";
 import { dequeue, unpark } from "./queue.ts";
-import type { ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { ProgramRecord } from "./records.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 export type ReleaseReason = "release" | "final" | "idle";
 

@@ -8,14 +8,10 @@ import { argMin } from "./placement.ts";
 import { onPriorityArrival } from "./priority/priority-arrival.ts";
 import { detachForReplacement } from "./program-moves.ts";
 import { enqueue, park, refreshProgram } from "./queue.ts";
+import type { ProgramRecord, RequestRecord } from "./records.ts";
 import { tryResume } from "./resume.ts";
 import { roomOn } from "./room.ts";
-import type {
-  BackendBook,
-  ProgramRecord,
-  RequestRecord,
-  SchedulerState,
-} from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 import { dispatchOrPark } from "./take-back.ts";
 
 /**

@@ -6,9 +6,10 @@ import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
+import type { RequestRecord } from "./records.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import { tryResume } from "./resume.ts";
-import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /** Token books of a running request: streaming progress, then engine usage. */
 

@@ -1,4 +1,4 @@
-import type { ProgramRecord } from "./scheduler-state.ts";
+import type { ProgramRecord, ResumeOrder } from "./records.ts";
 
 /**
  * Which paused programs the resume step considers first, as a pure comparator over programs,
@@ -18,9 +18,6 @@ export function resumeGroupOf(p: ProgramRecord): ResumeGroup {
   if (p.parked.length === 0) return 2;
   return p.placedOnce ? 0 : 1;
 }
-
-/** Negative when `a` should be resumed before `b`. Must be a total order. */
-export type ResumeOrder = (a: ProgramRecord, b: ProgramRecord) => number;
 
 /**
  * The original's order: by group, smallest first within a group (S_restore = 1/c + 1[τ=R],

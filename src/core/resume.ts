@@ -5,8 +5,9 @@ import { argMin } from "./placement.ts";
 import { countPromotion } from "./priority/priority-state.ts";
 import { pauseProgram, resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
+import type { BackendBook, ProgramRecord } from "./records.ts";
 import { roomOn } from "./room.ts";
-import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 type Rooms = (number | null)[];
 

@@ -1,6 +1,7 @@
 import type { SchedulerConfig } from "./api.ts";
 import { decayedActingTokens } from "./ledger.ts";
-import type { BackendBook, SchedulerState } from "./scheduler-state.ts";
+import type { BackendBook } from "./records.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * Room on a backend: the one rule every admission path (new program, resume, overdue seat,

@@ -1,79 +1,22 @@
 import { ConfigError } from "../errors.ts";
-import type { BackendSpec, SchedulerConfig } from "./api.ts";
+import type { SchedulerConfig } from "./api.ts";
+import type { BackendSpec } from "./records.ts";
 
-/**
- * Scheduler defaults. Every number is a named constant with its source
- * (reference/thunderagent.md §3.3 unless stated otherwise; DESIGN.md convention 13).
- */
+import {
+  ACTING_TOKEN_WEIGHT,
+  AGEING_MS,
+  BUFFER_PER_PROGRAM_TOKENS,
+  GROWTH_HEADROOM_STEPS,
+  IDLE_TIMEOUT_MS,
+  LEND_AFTER_TOOL_TIMES,
+  MAX_PAUSE_MS,
+  PROGRESS_INTERVAL_TOKENS,
+  UNHEALTHY_AFTER_FAILURES,
+} from "./scheduler-constants.ts";
 
-/** Tokens of decode headroom reserved per active program (ThunderAgent `BUFFER_PER_PROGRAM`). */
-export const BUFFER_PER_PROGRAM_TOKENS = 100;
-/** Forced resume after a parked request waited this long (ThunderAgent: 1800 s). */
-export const MAX_PAUSE_MS = 1_800_000;
-/** Idle lease: Dynamo's Rust port measured a 30-minute lease as cost-free (reference §4.4). */
-export const IDLE_TIMEOUT_MS = 1_800_000;
-/** ThunderAgent `DEFAULT_TOOL_COEFFICIENT`: acting tokens count at full weight. */
-export const ACTING_TOKEN_WEIGHT = 1.0;
-/** ThunderAgent `DEFAULT_TOKEN_PROGRESS_INTERVAL` (there: SSE events; here: completion tokens). */
-export const PROGRESS_INTERVAL_TOKENS = 20;
-/** Consecutive failed polls/forwards before a backend is unhealthy (issue text: "e.g. 3"). */
-export const UNHEALTHY_AFTER_FAILURES = 3;
-/** Initial `char_to_token_ratio` before the first usage arrives. */
-export const INITIAL_CHARS_PER_TOKEN = 5.0;
-/** Momentum of the ratio update: `ratio = 0.2·sample + 0.8·old`. */
-export const CHARS_PER_TOKEN_SAMPLE_WEIGHT = 0.2;
-/**
- * Pause-duration observations kept until the metrics adapter drains them. Bounded so that a
- * runtime that never drains cannot grow memory without limit; the oldest are dropped.
- */
-export const MAX_PAUSE_OBSERVATIONS = 10_000;
+export * from "./scheduler-constants.ts";
 
-/**
- * Learned headroom (src/core/headroom.ts): each active program keeps room for this many of its
- * steps' context growth (tool output + completion; on the mini-swe-agent DeepSeek trace 446
- * tokens on average, p90 998, max 4.6K, against ThunderAgent's flat 100). One step covers the
- * step in flight; the others cover the steps taken before a pause decided at the next tick
- * frees anything (a marked program pauses only when its turn ends) and keep free KV blocks in
- * the engine, so that an ACTING program's prefix survives its tool call (vLLM evicts free
- * blocks in LRU order, and a program paused moments ago freed its blocks after the ACTING
- * one). Chosen by measurement: src/core/README.md "Evidence".
- */
-export const GROWTH_HEADROOM_STEPS = 4;
-/** Weight of a program's newest step growth in its moving average (a few steps of memory). */
-export const GROWTH_EMA_WEIGHT = 0.25;
-/**
- * Router-wide priors (step growth, tool time) are the median of the last this-many
- * observations across programs: one outlier moves a prior by at most one rank of the window.
- */
-export const PRIOR_WINDOW = 101;
-/**
- * Largest headroom one program may hold: about twice the largest step growth of the shipped
- * traces (4.6K tokens), so one outlier step cannot reserve a large share of a backend.
- */
-export const GROWTH_HEADROOM_CAP_TOKENS = 8192;
-/**
- * The prefix-sharing credit is the minimum of the last this-many raw credits (one per tick): a
- * gap the engine shows for one sample only (a request still being admitted) never counts.
- */
-export const SHARED_CREDIT_SAMPLES = 3;
-/**
- * Resume ageing (src/core/resume.ts case 2): a program whose parked request waited this long
- * goes first in its resume group and, if it does not fit, gets room made for it. Half of
- * ThunderAgent's 1800 s forced resume; chosen by measurement: src/core/README.md "Evidence".
- */
-export const AGEING_MS = 900_000;
-
-/**
- * An ACTING program's booked room is lent to waiting work once its tool call has run this
- * many times its expected tool time (src/core/lending.ts). On the DeepSeek trace with tool
- * times × 50, lending after 1× gave 1.22× default's steps/min, never lending 1.12×; at × 1 the
- * factor made no difference beyond seed noise (src/core/README.md "Evidence").
- */
-export const LEND_AFTER_TOOL_TIMES = 1;
-/** The expected tool time before any tool call has been seen (ms). */
-export const LEND_FALLBACK_TOOL_MS = 60_000;
-/** Weight of a program's newest tool call in its moving average (a few calls of memory). */
-export const TOOL_EMA_WEIGHT = 0.25;
+/** Scheduler defaults: the constants (scheduler-constants.ts) as one config. */
 
 /** The config with its optional fields filled in (what the core runs with). */
 export type ResolvedSchedulerConfig = SchedulerConfig &

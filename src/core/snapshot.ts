@@ -2,8 +2,9 @@ import type { BackendView, EngineTruthView, ProgramView, SchedulerSnapshot } fro
 import { activePrograms } from "./ledger.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import { prioritySnapshot } from "./priority/priority-snapshot.ts";
+import type { BackendBook, ProgramRecord } from "./records.ts";
 import { beliefRoomTokens, beliefUsedTokens, roomOn, TRUTH_FULL, truthRoomTokens } from "./room.ts";
-import type { BackendBook, ProgramRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /** Read-only views for /programs, /health, /backends and /metrics (copies, never live records). */
 

@@ -1,14 +1,10 @@
 import { setLent } from "./ledger.ts";
 import { dispatchRequest, pauseProgram } from "./program-moves.ts";
 import { park, refreshProgram } from "./queue.ts";
+import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { tryResume } from "./resume.ts";
 import { roomOn } from "./room.ts";
-import type {
-  BackendBook,
-  ProgramRecord,
-  RequestRecord,
-  SchedulerState,
-} from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * A program active on a healthy backend sends its next request (both arrival paths). If its

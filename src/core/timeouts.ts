@@ -2,8 +2,9 @@ import { Errors, type MaitredError } from "../errors.ts";
 import { deadlineOf } from "./deadline.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { unpark } from "./queue.ts";
+import type { RequestRecord } from "./records.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
-import type { RequestRecord, SchedulerState } from "./scheduler-state.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so

@@ -1,26 +1,5 @@
 import type { BackendMetricsSample } from "./events.ts";
-import type { BackendBook, RequestRecord } from "./scheduler-state.ts";
-
-/**
- * The engine's own report on a backend, kept beside the router's books (its belief). The
- * belief is a forecast for choosing whom to pause; the truth says whether the GPU has room
- * now (room.ts weighs the two). Every figure the engine did not report is unknown, never 0.
- */
-export interface TruthBook {
-  /** Event time of the sample. */
-  readonly at: number;
-  /** 0..1, or null when the backend does not export its KV usage. */
-  readonly kvUsage: number | null;
-  readonly running: number | null;
-  readonly waiting: number | null;
-  /** The preemption counter rose since the previous sample: the engine is out of KV. */
-  readonly preempting: boolean;
-  /**
-   * Tokens the engine's usage may not show yet: requests in flight but not prefilled when the
-   * sample was taken, plus every request dispatched to the backend since.
-   */
-  pendingTokens: number;
-}
+import type { BackendBook, RequestRecord } from "./records.ts";
 
 const known = (v: number | null | undefined): number | null =>
   typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;

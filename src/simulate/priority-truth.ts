@@ -1,8 +1,7 @@
 import { summarize } from "../bench/percentile.ts";
 import type { Scheduler } from "../core/api.ts";
 import { PRIORITY_CLASSES, type PriorityClass } from "../core/priority/priority-classes.ts";
-import type { PrioritySnapshot } from "../core/priority/priority-snapshot.ts";
-import type { AdmissionOutcome } from "../core/priority/priority-state.ts";
+import type { AdmissionOutcome, PrioritySnapshot } from "../core/priority/priority-views.ts";
 
 /**
  * The core's own priority figures over the steady window, beside the per-class figures the

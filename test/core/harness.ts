@@ -6,8 +6,8 @@ import type {
 } from "../../src/core/api.ts";
 import type { Effects } from "../../src/core/effects.ts";
 import type { BackendMetricsSample, RequestOutcome, Usage } from "../../src/core/events.ts";
+import type { SchedulerPolicies } from "../../src/core/records.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
-import type { SchedulerPolicies } from "../../src/core/scheduler-state.ts";
 import type { MaitredError } from "../../src/errors.ts";
 
 /** Fake effects that record every call, a manual clock, and event helpers for core tests. */

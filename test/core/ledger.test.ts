@@ -12,13 +12,10 @@ import {
   setStatus,
 } from "../../src/core/ledger.ts";
 import { createClassBooks } from "../../src/core/priority/priority-state.ts";
+import type { RequestRecord } from "../../src/core/records.ts";
 import { beliefUsedTokens } from "../../src/core/room.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
-import {
-  createBackendBook,
-  createProgramRecord,
-  type RequestRecord,
-} from "../../src/core/scheduler-state.ts";
+import { createBackendBook, createProgramRecord } from "../../src/core/scheduler-state.ts";
 
 test("books follow status, footprint and detach incrementally, back to zero", () => {
   const b = createBackendBook({ id: "b0", type: "vllm" });

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { smallestFirstVictims } from "../../src/core/pause-victims.ts";
 import { bestFit, worstFit } from "../../src/core/placement.ts";
+import type { ProgramRecord } from "../../src/core/records.ts";
 import { groupThenSmallest } from "../../src/core/resume-order.ts";
-import { createProgramRecord, type ProgramRecord } from "../../src/core/scheduler-state.ts";
+import { createProgramRecord } from "../../src/core/scheduler-state.ts";
 import { createTokenEstimator } from "../../src/core/token-estimator.ts";
 
 let seq = 0;

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { classAwareVictims } from "../../src/core/priority/class-victims.ts";
 import { classIndex, type PriorityClass } from "../../src/core/priority/priority-classes.ts";
-import { createProgramRecord, type ProgramRecord } from "../../src/core/scheduler-state.ts";
+import type { ProgramRecord } from "../../src/core/records.ts";
+import { createProgramRecord } from "../../src/core/scheduler-state.ts";
 import { createPriorityHarness } from "./priority-fixtures.ts";
 
 let seq = 0;

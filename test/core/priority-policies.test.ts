@@ -3,7 +3,8 @@ import { test } from "node:test";
 import type { PriorityPolicy, QueuePolicy } from "../../src/core/api.ts";
 import { createClassOrder, priorityScore } from "../../src/core/priority/class-order.ts";
 import { classIndex, type PriorityClass } from "../../src/core/priority/priority-classes.ts";
-import { createProgramRecord, type RequestRecord } from "../../src/core/scheduler-state.ts";
+import type { RequestRecord } from "../../src/core/records.ts";
+import { createProgramRecord } from "../../src/core/scheduler-state.ts";
 import { createPriorityHarness } from "./priority-fixtures.ts";
 
 const NOW = 100_000;

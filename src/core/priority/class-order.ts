@@ -1,5 +1,5 @@
-import { groupThenSmallest, type ResumeOrder } from "../resume-order.ts";
-import type { ProgramRecord } from "../scheduler-state.ts";
+import type { ProgramRecord, ResumeOrder } from "../records.ts";
+import { groupThenSmallest } from "../resume-order.ts";
 import type { PriorityPolicy, QueuePolicy } from "./priority-config.ts";
 
 /**

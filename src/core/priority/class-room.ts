@@ -1,5 +1,6 @@
+import type { BackendBook } from "../records.ts";
 import { roomOn } from "../room.ts";
-import type { BackendBook, SchedulerState } from "../scheduler-state.ts";
+import type { SchedulerState } from "../scheduler-state.ts";
 import type { ClassIndex } from "./priority-classes.ts";
 import type { PriorityState } from "./priority-state.ts";
 

@@ -1,6 +1,5 @@
 import { bookedHeadroom, bookedTokens } from "../ledger.ts";
-import type { PauseVictimFn, PauseVictims } from "../pause-victims.ts";
-import type { ProgramRecord } from "../scheduler-state.ts";
+import type { PauseVictimFn, PauseVictims, ProgramRecord } from "../records.ts";
 import { CLASS_COUNT, classIndex } from "./priority-classes.ts";
 
 /** `system` programs are never paused (issue 5). */

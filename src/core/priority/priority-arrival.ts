@@ -5,8 +5,9 @@ import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledg
 import { argMin } from "../placement.ts";
 import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
 import { enqueue, park, refreshProgram } from "../queue.ts";
+import type { ProgramRecord } from "../records.ts";
 import { tryResume } from "../resume.ts";
-import type { ProgramRecord, SchedulerState } from "../scheduler-state.ts";
+import type { SchedulerState } from "../scheduler-state.ts";
 import { dispatchOrPark } from "../take-back.ts";
 import { classRoomTokens } from "./class-room.ts";
 import { tryPreempt } from "./preemption.ts";

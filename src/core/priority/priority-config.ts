@@ -1,4 +1,4 @@
-import { AGEING_MS, MAX_PAUSE_MS } from "../scheduler-config.ts";
+import { AGEING_MS, MAX_PAUSE_MS } from "../scheduler-constants.ts";
 import {
   CLASS_COUNT,
   isPriorityClass,

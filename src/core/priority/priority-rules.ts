@@ -1,4 +1,4 @@
-import type { ClassRules } from "../class-rules.ts";
+import type { ClassRules } from "../records.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
 import { holdFor } from "./class-room.ts";
 import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";

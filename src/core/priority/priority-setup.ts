@@ -1,5 +1,6 @@
 import type { SchedulerConfig } from "../api.ts";
-import type { SchedulerPolicies, SchedulerState } from "../scheduler-state.ts";
+import type { SchedulerPolicies } from "../records.ts";
+import type { SchedulerState } from "../scheduler-state.ts";
 import { createClassOrder } from "./class-order.ts";
 import { classAwareVictims } from "./class-victims.ts";
 import { resolvePriorityConfig } from "./priority-config.ts";

@@ -1,23 +1,13 @@
 import { deadlineOf } from "../deadline.ts";
-import type { RequestRecord } from "../scheduler-state.ts";
+import type { ClassBook, RequestRecord } from "../records.ts";
 import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";
 import type { ResolvedPriorityConfig } from "./priority-config.ts";
+import type { AdmissionOutcome, QueueWaitObservation } from "./priority-views.ts";
 
 /**
  * Mutable priority state, present on `SchedulerState.priority` only when priorities are on
  * (off = null, and every hook in the core is one null check).
  */
-
-/** Outcome of a request's admission, per class (issue 5 metrics, seed 000 status codes). */
-export const ADMISSION_OUTCOMES = [
-  "admitted", // dispatched on arrival
-  "queued", // parked on arrival
-  "queue_full", // 429 on arrival
-  "queue_timeout", // 408 after waiting
-  "client_closed", // 499: the client left while parked
-  "preempted", // 503: cancelled before its first byte for a higher class
-] as const;
-export type AdmissionOutcome = (typeof ADMISSION_OUTCOMES)[number];
 
 export interface ClassCounters {
   admissions: Record<AdmissionOutcome, number>;
@@ -27,20 +17,6 @@ export interface ClassCounters {
   promotions: number;
   /** Programs of this class taken as preemption victims (paused or request cancelled). */
   preemptions: number;
-}
-
-/** Per backend, per class: the class's share of the backend's token books (see ledger.ts). */
-export interface ClassBook {
-  reasoningTokens: number;
-  actingTokens: number;
-  programs: number;
-  /** Σ headroom of the class's programs on the backend (each its own: headroom.ts). */
-  headroomTokens: number;
-}
-
-export interface QueueWaitObservation {
-  priorityClass: import("./priority-classes.ts").PriorityClass;
-  ms: number;
 }
 
 export interface PriorityState {

@@ -1,0 +1,239 @@
+import type { BackendMetricsSample } from "./events.ts";
+import type { ClassIndex } from "./priority/priority-classes.ts";
+
+/**
+ * The core's records and the shapes of its swappable decisions, in one module that imports
+ * no other part of the core: every module may depend on it, and it depends on none of them,
+ * so the core's modules form no import cycle, not even through types.
+ */
+
+export type ProgramStatus = "REASONING" | "ACTING";
+
+export type ProgramState = "ACTIVE" | "PAUSED" | "TERMINATED";
+
+export interface BackendSpec {
+  /** Stable id: the backend's base URL (ThunderAgent keys everything by URL). */
+  id: string;
+  type: "vllm" | "sglang";
+}
+
+export interface ProgramRecord {
+  readonly id: string;
+  /** Creation order: the stable tie-break among equal programs. */
+  readonly seq: number;
+  readonly parentProgramId: string | null;
+  /**
+   * A request sent without a program id runs as a program of one step of its own: admitted,
+   * queued and bounded like any other, released when it ends, never listed or nameable.
+   */
+  readonly anonymous: boolean;
+  /** REASONING while ≥1 request is in flight, ACTING otherwise (seed 004). */
+  status: ProgramStatus;
+  /** ACTIVE on `backend`, or PAUSED in the queue (TERMINATED records are dropped). */
+  state: ProgramState;
+  backend: BackendBook | null;
+  /** Backend it was paused from; resume prefers it while its prefix may still be cached. */
+  originBackend: string | null;
+  /** False until first placed: such programs form the "new" resume group. */
+  placedOnce: boolean;
+  /** Tokens this program counts for in its backend's books (its footprint). */
+  tokens: number;
+  /** Tokens it counts for in its backend's materialised sum (the shared credit; ledger.ts). */
+  creditTokens: number;
+  /** Headroom it counts for in its backend's books (headroom.ts). */
+  headroom: number;
+  /** Moving average of its context growth per step; −1 until two steps have ended. */
+  growthEma: number;
+  /** Its engine total at the end of its last step with usage; −1 before. */
+  lastStepTokens: number;
+  /**
+   * ACTING past its expected tool time: its tokens and headroom are lent to waiting work
+   * (left out of its backend's books) until it sends again (lending.ts).
+   */
+  lent: boolean;
+  /** Moving average of its tool-call durations (ms); −1 until one has been seen. */
+  toolEma: number;
+  /** The resume pass during which it was last paused (such a program waits for the next). */
+  pausedInPass: number;
+  /** Set by each resume pass: a parked request waited `ageingMs` (resume-order.ts). */
+  aged: boolean;
+  /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
+  knownTokens: number;
+  /** Messages already covered by `knownTokens` (0 until the first usage). */
+  countedMessages: number;
+  steps: number;
+  inFlight: RequestRecord[];
+  parked: RequestRecord[];
+  markedForPause: boolean;
+  actingSince: number;
+  pausedSince: number | null;
+  pausedMsTotal: number;
+  lastActivity: number;
+  /** Order of entry into the queue: the stable tie-break of the resume order. */
+  queueSeq: number;
+  /** Stamp of the last resume pass that listed this program (deduplicates `queueOrder`). */
+  orderStamp: number;
+  /** Priority class of its latest request (issue 5); `default` while priorities are off. */
+  cls: ClassIndex;
+  /** Order of its latest placement on a backend: preemption takes the most recent first. */
+  admitSeq: number;
+}
+
+export interface RequestRecord {
+  readonly id: string;
+  /** null = anonymous (also after its program was released while it ran). */
+  program: ProgramRecord | null;
+  backend: BackendBook | null;
+  parkedAt: number | null;
+  readonly maxWaitMs: number | null;
+  readonly final: boolean;
+  readonly promptChars: number;
+  readonly messageCount: number;
+  /** Context estimate at arrival (tokens). */
+  readonly baseTokens: number;
+  /** Current tokens: base + streamed completion, replaced by `usage.total_tokens`. */
+  tokens: number;
+  progressApplied: number;
+  usageSeen: boolean;
+  cancelled: boolean;
+  /** The engine produced its first token: its prompt is in the KV cache (the shared credit). */
+  prefilled: boolean;
+  /** Priority class the request arrived with (its queue, timeout and counters). */
+  cls: ClassIndex;
+  /** The adapter committed its first byte to the client: never preempted from then on. */
+  firstByte: boolean;
+}
+
+export interface BackendBook {
+  readonly id: string;
+  readonly type: BackendSpec["type"];
+  healthy: boolean;
+  consecutiveFailures: number;
+  /** KV capacity in tokens; null until a metrics sample carries it. */
+  capacity: number | null;
+  /** Prefix-sharing credit from engine truth, refreshed every tick. */
+  shared: number;
+  /** The last SHARED_CREDIT_SAMPLES raw credits, oldest first (backend-health.ts). */
+  readonly creditSamples: number[];
+  /** Σ tokens of REASONING programs whose request the engine has prefilled (ledger.ts). */
+  materialisedTokens: number;
+  /** Σ headroom of the active programs (headroom.ts). */
+  headroomTokens: number;
+  /** Σ headroom of the REASONING programs (their next step's growth: room.ts). */
+  reasoningHeadroom: number;
+  /** ACTIVE programs whose room is lent (lending.ts). */
+  lentPrograms: number;
+  /** The engine's last report, beside the books; null = unknown (truth.ts). */
+  truth: TruthBook | null;
+  /** Preemption counter of the previous sample (a rise means the engine is preempting). */
+  lastPreemptions: number | null;
+  /** Σ headroom of the marked programs. */
+  markedHeadroom: number;
+  reasoningTokens: number;
+  actingTokens: number;
+  reasoningPrograms: number;
+  actingPrograms: number;
+  markedTokens: number;
+  markedPrograms: number;
+  /** Acting-token decay accumulator (see ledger.ts `decayedActingTokens`). */
+  decaySum: number;
+  decayBase: number;
+  anonymousInFlight: number;
+  anonymousTokens: number;
+  readonly programs: Set<ProgramRecord>;
+  /** Every request dispatched here and not yet finished (program and anonymous). */
+  readonly inFlight: Set<RequestRecord>;
+  lastMetrics: BackendMetricsSample | null;
+  /** Per-class share of the books, only while priorities are on (ledger.ts keeps it). */
+  classBooks: ClassBook[] | null;
+}
+
+/** The swappable pure decisions (queue policies and priority classes plug in here). */
+export interface SchedulerPolicies {
+  resumeOrder: ResumeOrder;
+  place: PlacementFn;
+  pauseVictims: PauseVictimFn;
+}
+
+/**
+ * The engine's own report on a backend, kept beside the router's books (its belief). The
+ * belief is a forecast for choosing whom to pause; the truth says whether the GPU has room
+ * now (room.ts weighs the two). Every figure the engine did not report is unknown, never 0.
+ */
+export interface TruthBook {
+  /** Event time of the sample. */
+  readonly at: number;
+  /** 0..1, or null when the backend does not export its KV usage. */
+  readonly kvUsage: number | null;
+  readonly running: number | null;
+  readonly waiting: number | null;
+  /** The preemption counter rose since the previous sample: the engine is out of KV. */
+  readonly preempting: boolean;
+  /**
+   * Tokens the engine's usage may not show yet: requests in flight but not prefilled when the
+   * sample was taken, plus every request dispatched to the backend since.
+   */
+  pendingTokens: number;
+}
+
+/** Per backend, per class: the class's share of the backend's token books (see ledger.ts). */
+export interface ClassBook {
+  reasoningTokens: number;
+  actingTokens: number;
+  programs: number;
+  /** Σ headroom of the class's programs on the backend (each its own: headroom.ts). */
+  headroomTokens: number;
+}
+
+export interface PauseVictims {
+  /** ACTING programs to pause now (their KV is idle; pausing frees capacity at once). */
+  pause: ProgramRecord[];
+  /** REASONING programs to mark: paused when they next become ACTING. */
+  mark: ProgramRecord[];
+}
+
+export interface PauseVictimInput {
+  /** Programs active on the backend. */
+  programs: Iterable<ProgramRecord>;
+  /** Projected overflow in tokens: used − marked − capacity (> 0 when called). */
+  overflow: number;
+  actingTokenWeight: number;
+  /** The flat buffer; the default policy uses each program's own `headroom` (≥ buffer). */
+  bufferPerProgram: number;
+  /**
+   * Keep at least one active, unmarked program (case 3). False when the room is made for a
+   * program that takes the backend next, so it is never left empty. Default true.
+   */
+  keepOne?: boolean;
+}
+
+export type PauseVictimFn = (input: PauseVictimInput) => PauseVictims;
+
+/**
+ * Bin choice for one program given each backend's remaining room (null = not a candidate).
+ * Pure functions so a policy can be swapped without touching the resume pass.
+ * Returns the chosen index, or -1 when nothing fits.
+ */
+export type PlacementFn = (rooms: readonly (number | null)[], need: number) => number;
+
+/** Negative when `a` should be resumed before `b`. Must be a total order. */
+export type ResumeOrder = (a: ProgramRecord, b: ProgramRecord) => number;
+
+/**
+ * What priority classes change in the core's passes, behind one narrow interface: the resume
+ * pass, the arrival cases and the overdue seat call these and nothing else of the class
+ * machinery. Without priorities everything is one class (`default`) and these are the
+ * single-class rules below; src/core/priority/priority-rules.ts gives the class rules.
+ */
+export interface ClassRules {
+  /** The classes whose queue heads are checked for overdue waits, in that order. */
+  readonly overdueOrder: readonly ClassIndex[];
+  /** The oldest parked request of class `cls`, or undefined. */
+  head(cls: ClassIndex): RequestRecord | undefined;
+  /** How long class `cls`'s head may wait before room is made for it (ms; ∞ = never). */
+  overdueAfterMs(cls: ClassIndex): number;
+  /** Room on `b` held back from class `cls` (higher classes' idle reservations). */
+  hold(b: BackendBook, cls: ClassIndex): number;
+  /** Whether `victim` may be paused to make room for a class-`cls` program. */
+  mayDisplace(victim: ProgramRecord, cls: ClassIndex): boolean;
+}
