@@ -55,6 +55,7 @@ export interface RouterConfig {
   bufferPerProgram: number;
   growthHeadroomSteps: number;
   ageingMs: number;
+  lendAfterToolTimes: number;
   progressIntervalTokens: number;
   unhealthyAfterFailures: number;
   upstreamTimeoutMs: number;
@@ -118,6 +119,7 @@ export const DEFAULT_CONFIG: RouterConfig = {
   bufferPerProgram: DEFAULT_SCHEDULER_CONFIG.bufferPerProgram,
   growthHeadroomSteps: DEFAULT_SCHEDULER_CONFIG.growthHeadroomSteps,
   ageingMs: DEFAULT_SCHEDULER_CONFIG.ageingMs,
+  lendAfterToolTimes: DEFAULT_SCHEDULER_CONFIG.lendAfterToolTimes,
   progressIntervalTokens: DEFAULT_SCHEDULER_CONFIG.progressIntervalTokens,
   unhealthyAfterFailures: DEFAULT_SCHEDULER_CONFIG.unhealthyAfterFailures,
   upstreamTimeoutMs: UPSTREAM_TIMEOUT_S * 1000,
@@ -222,7 +224,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "max-pause",
     prop: "maxPauseMs",
     arg: "<seconds>",
-    help: "force-resume a program paused this long",
+    help: "the bound on every pause: a request held this long is seated, its backend over capacity by at most that program",
     parse: (r, s) => parseDurationMs(r, s),
   },
   {
@@ -266,6 +268,13 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<seconds>",
     help: "a request paused this long gets room made for it (0 = off)",
     parse: (r, s) => parseDurationMs(r, s, true),
+  },
+  {
+    key: "lend-after",
+    prop: "lendAfterToolTimes",
+    arg: "<x>",
+    help: "lend a program's room to waiting work once its tool call has run x times its learned tool time (0 = never)",
+    parse: (r, s) => parseNonNegative(r, s),
   },
   {
     key: "progress-interval-tokens",

@@ -60,6 +60,7 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
     bufferPerProgram: config.bufferPerProgram,
     growthHeadroomSteps: config.growthHeadroomSteps,
     ageingMs: config.ageingMs,
+    lendAfterToolTimes: config.lendAfterToolTimes,
     maxPauseMs: config.maxPauseMs,
     idleTimeoutMs: config.idleTimeoutMs,
     progressIntervalTokens: config.progressIntervalTokens,
