@@ -14,6 +14,8 @@ export function programJson(p: ProgramView) {
     status: p.status.toLowerCase(),
     state: p.state.toLowerCase(),
     total_tokens: p.totalTokens,
+    headroom_tokens: p.headroomTokens,
+    room_lent: p.lent,
     step_count: p.steps,
     in_flight: p.inFlight,
     marked_for_pause: p.markedForPause,
