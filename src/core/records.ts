@@ -3,8 +3,9 @@ import type { ClassIndex } from "./priority/priority-classes.ts";
 
 /**
  * The core's records and the shapes of its swappable decisions, in one module that imports
- * no other part of the core: every module may depend on it, and it depends on none of them,
- * so the core's modules form no import cycle, not even through types.
+ * only two leaves (the event shapes and the class indices): every module may depend on it and
+ * it depends on none of them, so the core's modules form no import cycle, not even through
+ * types.
  */
 
 export type ProgramStatus = "REASONING" | "ACTING";
