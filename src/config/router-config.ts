@@ -259,7 +259,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "growth-headroom-steps",
     prop: "growthHeadroomSteps",
     arg: "<n>",
-    help: "headroom per program in steps of its learned context growth (0 = flat --buffer-per-program)",
+    help: "headroom per program in steps of its learned context growth, capped at 8192 tokens; programs without two steps use the median growth of the last 101 steps of all programs (0 = flat --buffer-per-program)",
     parse: (r, s) => parseNonNegative(r, s),
   },
   {
@@ -273,7 +273,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "lend-after",
     prop: "lendAfterToolTimes",
     arg: "<x>",
-    help: "lend a program's room to waiting work once its tool call has run x times its learned tool time (0 = never)",
+    help: "lend a program's room to waiting work once its tool call has run x times its learned tool time (its own average, else the median of the last 101 tool calls, else 60 s; 0 = never)",
     parse: (r, s) => parseNonNegative(r, s),
   },
   {

@@ -32,6 +32,7 @@ export const TR_KNOB_KEYS = [
   "buffer-per-program",
   "growth-headroom-steps",
   "ageing",
+  "lend-after",
   "progress-interval-tokens",
   "priority",
   "queue-policy",
