@@ -56,6 +56,7 @@ export interface RouterConfig {
   growthHeadroomSteps: number;
   ageingMs: number;
   lendAfterToolTimes: number;
+  lendMaxHoldMs: number;
   progressIntervalTokens: number;
   unhealthyAfterFailures: number;
   upstreamTimeoutMs: number;
@@ -120,6 +121,7 @@ export const DEFAULT_CONFIG: RouterConfig = {
   growthHeadroomSteps: DEFAULT_SCHEDULER_CONFIG.growthHeadroomSteps,
   ageingMs: DEFAULT_SCHEDULER_CONFIG.ageingMs,
   lendAfterToolTimes: DEFAULT_SCHEDULER_CONFIG.lendAfterToolTimes,
+  lendMaxHoldMs: DEFAULT_SCHEDULER_CONFIG.lendMaxHoldMs,
   progressIntervalTokens: DEFAULT_SCHEDULER_CONFIG.progressIntervalTokens,
   unhealthyAfterFailures: DEFAULT_SCHEDULER_CONFIG.unhealthyAfterFailures,
   upstreamTimeoutMs: UPSTREAM_TIMEOUT_S * 1000,
@@ -275,6 +277,13 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<x>",
     help: "lend a program's room to waiting work once its tool call has run x times its learned tool time (its own average, else the median of the last 101 tool calls, else 60 s; 0 = never)",
     parse: (r, s) => parseNonNegative(r, s),
+  },
+  {
+    key: "lend-max-hold",
+    prop: "lendMaxHoldMs",
+    arg: "<seconds>",
+    help: "lend it at the latest after this long in its tool call, whatever its learned tool time",
+    parse: (r, s) => parseDurationMs(r, s, true),
   },
   {
     key: "progress-interval-tokens",

@@ -79,6 +79,11 @@ export interface SchedulerConfig {
    * never (ThunderAgent: an ACTING program keeps its room until it is paused).
    */
   lendAfterToolTimes?: number;
+  /**
+   * ...and at the latest after this long in its tool call (ms), whatever its expected tool
+   * time. Absent = LEND_MAX_HOLD_MS.
+   */
+  lendMaxHoldMs?: number;
   /** Force resume after this long paused (ms; ThunderAgent 1800 s). */
   maxPauseMs: number;
   /** Release programs idle this long (ms; default 1800 s). */

@@ -8,8 +8,10 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * Room lent by programs in a long tool call. An ACTING program keeps its context booked so
  * that its KV prefix is still cached when its next turn comes; that is worth the room only
  * while the turn is expected soon. Once its tool call has run `lendAfterToolTimes` × the
- * tool time the program is expected to take, its tokens and headroom leave its backend's
- * books (it stays ACTIVE there): waiting programs may use the room. Without this a finished
+ * tool time the program is expected to take, or `lendMaxHoldMs` whatever it expects, its
+ * tokens and headroom leave its backend's books (it stays ACTIVE there): waiting programs may
+ * use the room. The cap is what keeps tr ahead of the plain proxy when every tool call is
+ * long: room held idle for minutes costs more steps than re-prefilling a context. Without this a finished
  * program that is never released, or a long test suite, held room for ever while the GPU sat
  * idle and waiting programs stayed parked. When the program sends again its room is booked
  * again; if the backend has no room for it by then, it is paused like any program over
@@ -26,6 +28,12 @@ export function expectedToolMs(state: SchedulerState, p: ProgramRecord): number 
   return Number.isNaN(prior) ? LEND_FALLBACK_TOOL_MS : prior;
 }
 
+/** How long an ACTING program keeps its room booked before lending it (ms). */
+export function lendAfterMs(state: SchedulerState, p: ProgramRecord): number {
+  const { lendAfterToolTimes, lendMaxHoldMs } = state.config;
+  return Math.min(lendMaxHoldMs, lendAfterToolTimes * expectedToolMs(state, p));
+}
+
 /** Tick: lend the room of every ACTING program whose tool call has run long. */
 export function lendIdleRoom(state: SchedulerState): void {
   const factor = state.config.lendAfterToolTimes;
@@ -34,7 +42,7 @@ export function lendIdleRoom(state: SchedulerState): void {
     if (b.actingPrograms === b.lentPrograms) continue;
     for (const p of b.programs) {
       if (p.status !== "ACTING" || p.lent || p.markedForPause) continue;
-      if (state.now - p.actingSince < factor * expectedToolMs(state, p)) continue;
+      if (state.now - p.actingSince < lendAfterMs(state, p)) continue;
       setLent(p, true);
       state.effects.log("debug", "idle program's room lent", {
         programId: p.id,

@@ -9,6 +9,7 @@ import {
   GROWTH_HEADROOM_STEPS,
   IDLE_TIMEOUT_MS,
   LEND_AFTER_TOOL_TIMES,
+  LEND_MAX_HOLD_MS,
   MAX_PAUSE_MS,
   PROGRESS_INTERVAL_TOKENS,
   UNHEALTHY_AFTER_FAILURES,
@@ -20,7 +21,12 @@ export * from "./scheduler-constants.ts";
 
 /** The config with its optional fields filled in (what the core runs with). */
 export type ResolvedSchedulerConfig = SchedulerConfig &
-  Required<Pick<SchedulerConfig, "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes">>;
+  Required<
+    Pick<
+      SchedulerConfig,
+      "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes" | "lendMaxHoldMs"
+    >
+  >;
 
 export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Object.freeze({
   mode: "tr",
@@ -35,6 +41,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Objec
   growthHeadroomSteps: GROWTH_HEADROOM_STEPS,
   ageingMs: AGEING_MS,
   lendAfterToolTimes: LEND_AFTER_TOOL_TIMES,
+  lendMaxHoldMs: LEND_MAX_HOLD_MS,
 });
 
 export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedulerConfig {
@@ -43,6 +50,7 @@ export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedul
     growthHeadroomSteps: config.growthHeadroomSteps ?? GROWTH_HEADROOM_STEPS,
     ageingMs: config.ageingMs ?? AGEING_MS,
     lendAfterToolTimes: config.lendAfterToolTimes ?? LEND_AFTER_TOOL_TIMES,
+    lendMaxHoldMs: config.lendMaxHoldMs ?? LEND_MAX_HOLD_MS,
   };
 }
 
@@ -72,6 +80,7 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
   nonNegative("idleTimeoutMs", config.idleTimeoutMs);
   nonNegative("progressIntervalTokens", config.progressIntervalTokens);
   if (config.ageingMs !== undefined) nonNegative("ageingMs", config.ageingMs);
+  if (config.lendMaxHoldMs !== undefined) nonNegative("lendMaxHoldMs", config.lendMaxHoldMs);
   if (config.lendAfterToolTimes !== undefined) {
     nonNegative("lendAfterToolTimes", config.lendAfterToolTimes);
   }

@@ -67,6 +67,13 @@ export const AGEING_MS = 900_000;
  * factor made no difference beyond seed noise (src/core/README.md "Evidence").
  */
 export const LEND_AFTER_TOOL_TIMES = 1;
+/**
+ * The longest an ACTING program keeps its room booked whatever its expected tool time (ms).
+ * DeepSeek trace with every tool time × 50 / × 100: cap 5 s gave 1.04× / 0.99× default's
+ * steps/min, 10 s 1.17× / 0.97×, 20 s 1.28× / 0.95×, 30 s 1.27× / 0.93×, none 1.26× / 0.91×;
+ * at × 1 and × 5 the cap never binds (src/core/README.md "Evidence").
+ */
+export const LEND_MAX_HOLD_MS = 20_000;
 /** The expected tool time before any tool call has been seen (ms). */
 export const LEND_FALLBACK_TOOL_MS = 60_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */

@@ -61,6 +61,7 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
     growthHeadroomSteps: config.growthHeadroomSteps,
     ageingMs: config.ageingMs,
     lendAfterToolTimes: config.lendAfterToolTimes,
+    lendMaxHoldMs: config.lendMaxHoldMs,
     maxPauseMs: config.maxPauseMs,
     idleTimeoutMs: config.idleTimeoutMs,
     progressIntervalTokens: config.progressIntervalTokens,

@@ -33,6 +33,7 @@ export const TR_KNOB_KEYS = [
   "growth-headroom-steps",
   "ageing",
   "lend-after",
+  "lend-max-hold",
   "progress-interval-tokens",
   "priority",
   "queue-policy",
