@@ -282,7 +282,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "lend-max-hold",
     prop: "lendMaxHoldMs",
     arg: "<seconds>",
-    help: "lend it at the latest after this long in its tool call, whatever its learned tool time",
+    help: "a program expected to stay in its tool call longer than this lends its room at once, and none holds it longer",
     parse: (r, s) => parseDurationMs(r, s, true),
   },
   {

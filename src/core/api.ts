@@ -80,8 +80,8 @@ export interface SchedulerConfig {
    */
   lendAfterToolTimes?: number;
   /**
-   * ...and at the latest after this long in its tool call (ms), whatever its expected tool
-   * time. Absent = LEND_MAX_HOLD_MS.
+   * A program expected to stay in its tool call longer than this (ms) lends its room at once,
+   * and none holds it longer. Absent = LEND_MAX_HOLD_MS.
    */
   lendMaxHoldMs?: number;
   /** Force resume after this long paused (ms; ThunderAgent 1800 s). */

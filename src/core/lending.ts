@@ -8,10 +8,11 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * Room lent by programs in a long tool call. An ACTING program keeps its context booked so
  * that its KV prefix is still cached when its next turn comes; that is worth the room only
  * while the turn is expected soon. Once its tool call has run `lendAfterToolTimes` × the
- * tool time the program is expected to take, or `lendMaxHoldMs` whatever it expects, its
- * tokens and headroom leave its backend's books (it stays ACTIVE there): waiting programs may
- * use the room. The cap is what keeps tr ahead of the plain proxy when every tool call is
- * long: room held idle for minutes costs more steps than re-prefilling a context. Without this a finished
+ * tool time the program is expected to take (at most `lendMaxHoldMs`), its tokens and
+ * headroom leave its backend's books (it stays ACTIVE there): waiting programs may use the
+ * room. A program expected to take longer than `lendMaxHoldMs` lends at once (at the next
+ * tick): room held idle for minutes costs more steps than re-prefilling a context, and this
+ * is what keeps tr ahead of the plain proxy when every tool call is long. Without this a finished
  * program that is never released, or a long test suite, held room for ever while the GPU sat
  * idle and waiting programs stayed parked. When the program sends again its room is booked
  * again; if the backend has no room for it by then, it is paused like any program over
@@ -31,7 +32,9 @@ export function expectedToolMs(state: SchedulerState, p: ProgramRecord): number 
 /** How long an ACTING program keeps its room booked before lending it (ms). */
 export function lendAfterMs(state: SchedulerState, p: ProgramRecord): number {
   const { lendAfterToolTimes, lendMaxHoldMs } = state.config;
-  return Math.min(lendMaxHoldMs, lendAfterToolTimes * expectedToolMs(state, p));
+  const expected = expectedToolMs(state, p);
+  if (expected > lendMaxHoldMs) return 0; // not back soon: its room is worth more to others
+  return Math.min(lendMaxHoldMs, lendAfterToolTimes * expected);
 }
 
 /** Tick: lend the room of every ACTING program whose tool call has run long. */

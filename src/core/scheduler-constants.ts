@@ -68,12 +68,14 @@ export const AGEING_MS = 900_000;
  */
 export const LEND_AFTER_TOOL_TIMES = 1;
 /**
- * The longest an ACTING program keeps its room booked whatever its expected tool time (ms).
- * DeepSeek trace with every tool time × 50 / × 100: cap 5 s gave 1.04× / 0.99× default's
- * steps/min, 10 s 1.17× / 0.97×, 20 s 1.28× / 0.95×, 30 s 1.27× / 0.93×, none 1.26× / 0.91×;
- * at × 1 and × 5 the cap never binds (src/core/README.md "Evidence").
+ * Idle room is worth holding only for a program that is back soon: one expected to stay in
+ * its tool call longer than this lends its room at once, and none holds it longer (ms).
+ * DeepSeek trace, seed 7, tool times × 1 / × 5 / × 50 / × 100, tr ÷ default steps/min:
+ * 20 s 2.19 / 2.09 / 1.17 / 1.00; 30 s 2.25 / 2.23 / 1.24 / 1.00; 40 s 2.25 / 2.21 / 1.27 /
+ * 0.97; 60 s 2.25 / 2.20 / 1.27 / 0.95; holding through the expected tool time with no
+ * such bound 2.25 / 2.17 / 1.28 / 0.95 (src/core/README.md "Evidence").
  */
-export const LEND_MAX_HOLD_MS = 20_000;
+export const LEND_MAX_HOLD_MS = 30_000;
 /** The expected tool time before any tool call has been seen (ms). */
 export const LEND_FALLBACK_TOOL_MS = 60_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */
