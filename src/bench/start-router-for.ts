@@ -36,5 +36,6 @@ export function scaleRouterTimes(config: RouterConfig, timeScale: number): Route
     maxPauseMs: scale(config.maxPauseMs),
     idleTimeoutMs: scale(config.idleTimeoutMs),
     ageingMs: scale(config.ageingMs),
+    lendMaxHoldMs: scale(config.lendMaxHoldMs),
   };
 }

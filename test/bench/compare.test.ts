@@ -102,6 +102,7 @@ describe("scaleRouterTimes", () => {
     assert.equal(c.maxPauseMs, base.maxPauseMs / 20);
     assert.equal(c.idleTimeoutMs, base.idleTimeoutMs / 20);
     assert.equal(c.ageingMs, base.ageingMs / 20);
+    assert.equal(c.lendMaxHoldMs, base.lendMaxHoldMs / 20);
     assert.equal(c.placement, base.placement, "non-time settings untouched");
     assert.equal(scaleRouterTimes(base, 1), base);
   });
