@@ -17,20 +17,20 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * longer has room for it (the caller pauses it); a backend with nothing in flight always
  * takes it back (a GPU never idles while a request waits).
  */
-export function takeBack(state: SchedulerState, p: ProgramRecord, r: RequestRecord): boolean {
+export function takeBack(state: SchedulerState, p: ProgramRecord): boolean {
   if (!p.lent) return true;
   setLent(p, false);
   const b = p.backend;
   if (b === null || b.inFlight.size === 0) return true;
+  // Its headroom, booked again with its tokens, is what covers the new request's growth.
   const room = roomOn(state, b);
-  // The new request may carry a longer context than the program booked (a tool's output).
-  return room === null || room >= Math.max(0, r.tokens - p.tokens);
+  return room === null || room >= 0;
 }
 
 /** Dispatch the request there, or pause the program and park it when its room is gone. */
 export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: RequestRecord): boolean {
   const b = p.backend as BackendBook;
-  if (takeBack(state, p, r)) {
+  if (takeBack(state, p)) {
     dispatchRequest(state, r, b);
     return true;
   }

@@ -44,7 +44,7 @@ test("a lent program that returns to a full backend is paused and its request wa
   h.arrive("w1", "W", 900);
   h.advance(1);
   h.tick(); // A lent, W runs in its room
-  h.arrive("w2", "W", 900); // keep W running: the backend is not idle
+  h.arrive("w2", "W", 1000); // W grows to 1000 (+ 100): A's 900 + 100 no longer fit beside it
   h.arrive("a3", "A", 1000);
   assert.equal(h.dispatchOf("a3"), undefined, "no room left for A's next step");
   assert.equal(h.program("A")?.state, "PAUSED");
