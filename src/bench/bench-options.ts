@@ -9,6 +9,7 @@ import {
 import { ConfigError } from "../errors.ts";
 import { parseClassMix } from "../workload/class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
+import { parseToolTimeScale } from "../workload/tool-time-scale.ts";
 import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
 import { COMPARE_MODES, type CompareMode } from "./compare.ts";
 import type { BenchSettings } from "./run-bench.ts";
@@ -31,6 +32,7 @@ export interface CommonBenchFlags {
   workload?: string;
   concurrency?: string;
   timeScale?: string;
+  toolTimeScale?: string;
   warmup?: string;
   duration?: string;
   programs?: string;
@@ -68,6 +70,7 @@ export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
   const common = { seed, staggerMs, ...(maxContextTokens ? { maxContextTokens } : {}) };
   const workload = parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, common);
   if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
+  if (f.toolTimeScale !== undefined) workload.toolTimeScale = parseToolTimeScale(f.toolTimeScale);
   return {
     workload,
     concurrency:

@@ -40,6 +40,10 @@ function addCommonOptions(cmd: Command): Command {
     )
     .option("--concurrency <n>", `programs in flight (default: ${DEFAULT_CONCURRENCY})`)
     .option("--time-scale <S>", "divide tool times (and simulated engines' time) by S (default: 1)")
+    .option(
+      "--tool-time-scale <x>",
+      "multiply every tool (and human) time of the workload by x: what if the tools were slower (default: 1)",
+    )
     .option("--warmup <duration>", `time before the steady window (default: ${DEFAULT_WARMUP})`)
     .option("--duration <duration>", `steady window (default: ${DEFAULT_DURATION})`)
     .option("--programs <n>", "stop after n programs have run (no window unless --duration)")

@@ -68,7 +68,11 @@ export function registerSimulate(program: Command): void {
     .option("--warmup <duration>", `simulated time before the window (default: ${DEFAULT_WARMUP})`)
     .option("--duration <duration>", `simulated steady window (default: ${DEFAULT_DURATION})`)
     .option("--seed <n>", "seeds the workload and the engines (default: 1)")
-    .option("--stagger <duration>", "gap between program start offsets (default: 100ms)");
+    .option("--stagger <duration>", "gap between program start offsets (default: 100ms)")
+    .option(
+      "--tool-time-scale <x>",
+      "multiply every tool (and human) time of the workload by x: what if the tools were slower (default: 1)",
+    );
   for (const key of TR_KNOB_KEYS) {
     const f = FIELDS.find((x) => x.key === key);
     if (f === undefined) continue;

@@ -11,6 +11,7 @@ import { ConfigError } from "../errors.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
 import { parseClassMix } from "../workload/class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
+import { parseToolTimeScale } from "../workload/tool-time-scale.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
 import { engineMaxModelLen, SIM_ROUTERS, type SimRouter, type TrKnobs } from "./run-simulation.ts";
@@ -60,6 +61,7 @@ export interface SimulateFlags {
   numGpuBlocks?: string;
   concurrency?: string;
   workload?: string;
+  toolTimeScale?: string;
   duration?: string;
   warmup?: string;
   seed?: string;
@@ -162,6 +164,7 @@ export function resolveSimulateFlags(f: SimulateFlags): SimulateOptions {
     maxContextTokens,
   });
   if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
+  if (f.toolTimeScale !== undefined) workload.toolTimeScale = parseToolTimeScale(f.toolTimeScale);
   return {
     routers: routers as SimRouter[],
     concurrency,

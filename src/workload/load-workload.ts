@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.ts";
 import { parseWeights } from "./class-mix.ts";
 import { createMixWorkload, MIX_PREFIX } from "./mix-workload.ts";
 import { PRESETS, presetNames } from "./presets.ts";
+import { scaleToolTimes } from "./tool-time-scale.ts";
 import { parseTrace } from "./trace-parser.ts";
 import type {
   MixComponent,
@@ -107,12 +108,16 @@ export function limitContext(spec: WorkloadSpec, maxContextTokens: number): Work
   };
 }
 
-/** Resolve a spec, reading its trace files if it has any. */
+/** Resolve a spec, reading its trace files if it has any; tool times scaled once, here. */
 export async function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
+  return scaleToolTimes(await loadUnscaled(spec), spec.toolTimeScale ?? 1);
+}
+
+async function loadUnscaled(spec: WorkloadSpec): Promise<Workload> {
   if (spec.kind === "mix") {
     const parts: MixComponent[] = [];
     for (const c of spec.components) {
-      parts.push({ ...c, workload: await loadWorkload(componentSpecOf(spec, c.spec)) });
+      parts.push({ ...c, workload: await loadUnscaled(componentSpecOf(spec, c.spec)) });
     }
     return createMixWorkload(parts, mixOptionsOf(spec));
   }

@@ -50,6 +50,8 @@ export interface WorkloadCommon {
   staggerMs?: number;
   /** The model's context window: a program ends before a call that would not fit. */
   maxContextTokens?: number;
+  /** Every tool (and human) time multiplied by this (`--tool-time-scale`; default 1). */
+  toolTimeScale?: number;
   /**
    * Classes drawn per program (seeded, deterministic: class-mix.ts), for programs whose mix
    * component names none. Absent = no class.
