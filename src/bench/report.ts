@@ -74,7 +74,8 @@ export interface RunReport {
   ttft_ms: LatencyJson & { count: number };
   /** Program launch → end of its first response, over every program that got one. */
   first_response_ms: LatencyJson & { min: Num; spread: Num; stdev: Num; count: number };
-  paused_ms: { total: number; steps_paused: number; per_step_p95: Num };
+  /** Time steps ending in the window were held by the router: the longest is `per_step_max`. */
+  paused_ms: { total: number; steps_paused: number; per_step_p95: Num; per_step_max: Num };
   /** `cached` / `prefilled` (re-prefilled) are null when the backend reports no cache figures. */
   prompt_tokens: { total: number; cached: Num; prefilled: Num; cache_hit_rate: Num };
   completion_tokens: number;
@@ -140,6 +141,7 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
       total: Math.round(steps.reduce((a, s) => a + s.pausedMs, 0)),
       steps_paused: steps.filter((s) => s.pausedMs > 0).length,
       per_step_p95: num(summarize(steps.map((s) => s.pausedMs)).p95),
+      per_step_max: num(summarize(steps.map((s) => s.pausedMs)).max),
     },
     prompt_tokens: {
       total: prompt,
