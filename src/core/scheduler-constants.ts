@@ -62,9 +62,9 @@ export const AGEING_MS = 900_000;
 
 /**
  * An ACTING program's booked room is lent to waiting work once its tool call has run this
- * many times its expected tool time (src/core/lending.ts). On the DeepSeek trace with tool
- * times × 50, lending after 1× gave 1.22× default's steps/min, never lending 1.12×; at × 1 the
- * factor made no difference beyond seed noise (src/core/README.md "Evidence").
+ * many times its expected tool time (src/core/lending.ts). DeepSeek trace, seed 7, tool times
+ * × 1 / × 50 / × 100: lending (with LEND_MAX_HOLD_MS) 2.25 / 1.24 / 1.00 × default's
+ * steps/min, never lending 2.29 / 1.03 / 0.77 (src/core/README.md "Evidence").
  */
 export const LEND_AFTER_TOOL_TIMES = 1;
 /**
@@ -73,7 +73,7 @@ export const LEND_AFTER_TOOL_TIMES = 1;
  * DeepSeek trace, seed 7, tool times × 1 / × 5 / × 50 / × 100, tr ÷ default steps/min:
  * 20 s 2.19 / 2.09 / 1.17 / 1.00; 30 s 2.25 / 2.23 / 1.24 / 1.00; 40 s 2.25 / 2.21 / 1.27 /
  * 0.97; 60 s 2.25 / 2.20 / 1.27 / 0.95; holding through the expected tool time with no
- * such bound 2.25 / 2.17 / 1.28 / 0.95 (src/core/README.md "Evidence").
+ * such bound 2.25 / 2.20 / 1.26 / 0.91 (src/core/README.md "Evidence").
  */
 export const LEND_MAX_HOLD_MS = 30_000;
 /** The expected tool time before any tool call has been seen (ms). */
