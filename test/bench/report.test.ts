@@ -106,7 +106,12 @@ describe("buildRunReport", () => {
     assert.equal(r.prompt_tokens.cached, 2400);
     assert.equal(r.prompt_tokens.prefilled, 600);
     assert.equal(r.prompt_tokens.cache_hit_rate, 0.8);
-    assert.deepEqual(r.paused_ms, { total: 40, steps_paused: 1, per_step_p95: 34, per_step_max: 40 });
+    assert.deepEqual(r.paused_ms, {
+      total: 40,
+      steps_paused: 1,
+      per_step_p95: 34,
+      per_step_max: 40,
+    });
   });
 
   it("groups errors by kind", () => {
