@@ -108,19 +108,31 @@ export function limitContext(spec: WorkloadSpec, maxContextTokens: number): Work
   };
 }
 
-/** Resolve a spec, reading its trace files if it has any; tool times scaled once, here. */
-export async function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
-  return scaleToolTimes(await loadUnscaled(spec), spec.toolTimeScale ?? 1);
+/** Resolve a spec, reading its trace files if it has any. */
+export function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
+  return loadScaled(spec, spec.toolTimeScale ?? 1);
 }
 
-async function loadUnscaled(spec: WorkloadSpec): Promise<Workload> {
+/**
+ * Tool times are scaled on every single workload, before a mix puts its components
+ * together, so both ways a driver draws a mix's programs (`programAt`, `mix.programOf`)
+ * see them scaled, and once.
+ */
+async function loadScaled(spec: WorkloadSpec, toolTimeScale: number): Promise<Workload> {
   if (spec.kind === "mix") {
     const parts: MixComponent[] = [];
     for (const c of spec.components) {
-      parts.push({ ...c, workload: await loadUnscaled(componentSpecOf(spec, c.spec)) });
+      parts.push({
+        ...c,
+        workload: await loadScaled(componentSpecOf(spec, c.spec), toolTimeScale),
+      });
     }
     return createMixWorkload(parts, mixOptionsOf(spec));
   }
+  return scaleToolTimes(await loadSingle(spec), toolTimeScale);
+}
+
+async function loadSingle(spec: SingleWorkloadSpec): Promise<Workload> {
   if (spec.kind !== "trace") return createWorkload(spec);
   const shipped = SHIPPED_TRACES[spec.file] !== undefined;
   const path = shipped ? shippedTracePath(spec.file) : spec.file;

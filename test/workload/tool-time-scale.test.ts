@@ -25,15 +25,25 @@ test("--tool-time-scale multiplies every tool time and leaves the rest of each s
   assert.ok(tools > 0, "the trace has tool times, or the check is vacuous");
 });
 
-test("--tool-time-scale scales a mix once, not once per level", async () => {
+test("--tool-time-scale scales a mix once, by index and by closed-loop slot alike", async () => {
   const flags = { workload: "mix:chat=0.5,deepseek=0.5" };
   const plain = await loadWorkload(resolveSimulateFlags(flags).workload);
   const slow = await loadWorkload(resolveSimulateFlags({ ...flags, toolTimeScale: "3" }).workload);
+  let tools = 0;
   for (let i = 0; i < 6; i++) {
     plain.programAt(i).steps.forEach((s, k) => {
       assert.equal(slow.programAt(i).steps[k].toolMs, Math.round(s.toolMs * 3));
+      tools += s.toolMs;
     });
+    for (const c of [0, 1]) {
+      const a = plain.mix?.programOf(c, i, i);
+      const b = slow.mix?.programOf(c, i, i);
+      a?.steps.forEach((s, k) => {
+        assert.equal(b?.steps[k].toolMs, Math.round(s.toolMs * 3), `component ${c} program ${i}`);
+      });
+    }
   }
+  assert.ok(tools > 0);
 });
 
 test("bench takes --tool-time-scale beside --time-scale, and bad values name the flag", () => {
