@@ -84,7 +84,10 @@ export interface SchedulerConfig {
    * and none holds it longer. Absent = LEND_MAX_HOLD_MS.
    */
   lendMaxHoldMs?: number;
-  /** Force resume after this long paused (ms; ThunderAgent 1800 s). */
+  /**
+   * The bound on every pause (ms; ThunderAgent's forced resume, 1800 s): a request held this
+   * long is seated, its backend over capacity by at most that program (src/core/resume.ts).
+   */
   maxPauseMs: number;
   /** Release programs idle this long (ms; default 1800 s). */
   idleTimeoutMs: number;
