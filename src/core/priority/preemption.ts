@@ -1,5 +1,5 @@
 import { Errors } from "../../errors.ts";
-import { isPlaceable, setStatus } from "../ledger.ts";
+import { bookedHeadroom, bookedTokens, isPlaceable, setStatus } from "../ledger.ts";
 import { pauseProgram } from "../program-moves.ts";
 import { refreshProgram } from "../queue.ts";
 import type { BackendBook, ProgramRecord } from "../records.ts";
@@ -32,10 +32,13 @@ function eligible(p: ProgramRecord, cls: ClassIndex): boolean {
   return true;
 }
 
-/** Tokens the books free when `p` leaves its backend: its tokens and its own headroom. */
+/**
+ * Tokens the books free when `p` leaves its backend: what it books, its tokens and its own
+ * headroom (nothing for a program whose room is already lent).
+ */
 function freedTokens(state: SchedulerState, p: ProgramRecord): number {
   const weight = p.status === "ACTING" ? state.config.actingTokenWeight : 1;
-  return weight * p.tokens + p.headroom;
+  return weight * bookedTokens(p) + bookedHeadroom(p);
 }
 
 /** Whether any program of a class below `cls` is on `b` (skips the scan of its programs). */
