@@ -28,7 +28,7 @@ export interface ProgramRecord {
    * queued and bounded like any other, released when it ends, never listed or nameable.
    */
   readonly anonymous: boolean;
-  /** REASONING while ≥1 request is in flight, ACTING otherwise (seed 004). */
+  /** REASONING while ≥1 request is in flight, ACTING (in a tool call) otherwise. */
   status: ProgramStatus;
   /** ACTIVE on `backend`, or PAUSED in the queue (TERMINATED records are dropped). */
   state: ProgramState;
@@ -74,7 +74,7 @@ export interface ProgramRecord {
   queueSeq: number;
   /** Stamp of the last resume pass that listed this program (deduplicates `queueOrder`). */
   orderStamp: number;
-  /** Priority class of its latest request (issue 5); `default` while priorities are off. */
+  /** Priority class of its latest request; `default` while priorities are off. */
   cls: ClassIndex;
   /** Order of its latest placement on a backend: preemption takes the most recent first. */
   admitSeq: number;

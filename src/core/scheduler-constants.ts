@@ -7,7 +7,7 @@
 export const BUFFER_PER_PROGRAM_TOKENS = 100;
 /** Forced resume after a parked request waited this long (ThunderAgent: 1800 s). */
 export const MAX_PAUSE_MS = 1_800_000;
-/** Idle lease: Dynamo's Rust port measured a 30-minute lease as cost-free (reference §4.4). */
+/** Idle lease: a program silent for 30 minutes is released (long enough for any tool call). */
 export const IDLE_TIMEOUT_MS = 1_800_000;
 /** ThunderAgent `DEFAULT_TOOL_COEFFICIENT`: acting tokens count at full weight. */
 export const ACTING_TOKEN_WEIGHT = 1.0;
