@@ -7,7 +7,7 @@
 export const BUFFER_PER_PROGRAM_TOKENS = 100;
 /** Forced resume after a parked request waited this long (ThunderAgent: 1800 s). */
 export const MAX_PAUSE_MS = 1_800_000;
-/** Idle lease: a program silent for 30 minutes is released (long enough for any tool call). */
+/** Idle lease: a program silent this long is released, so abandoned programs do not stay booked. */
 export const IDLE_TIMEOUT_MS = 1_800_000;
 /** ThunderAgent `DEFAULT_TOOL_COEFFICIENT`: acting tokens count at full weight. */
 export const ACTING_TOKEN_WEIGHT = 1.0;
