@@ -61,9 +61,10 @@ const effects: Effects = { dispatch: noop, reject: noop, cancel: noop, log: noop
 function sample(capacityTokens: number): BackendMetricsSample {
   return {
     capacityTokens,
-    kvUsage: 1,
-    running: 0,
-    waiting: 1, // no prefix-sharing credit: keep the books as counted
+    // Gauges unknown: no prefix-sharing credit and no engine room, the books as counted.
+    kvUsage: null,
+    running: null,
+    waiting: null,
     preemptionsTotal: 0,
     prefixCacheQueriesTotal: 0,
     prefixCacheHitsTotal: 0,
@@ -79,10 +80,13 @@ interface World {
   tick(capacity: (id: string) => number): number;
 }
 
-function buildWorld(programs: number, seed: number): World {
+function buildWorld(programs: number, seed: number, lend = false): World {
   const ids = Array.from({ length: BACKENDS }, (_, i) => `http://backend-${i}:8000`);
   const scheduler = createScheduler({
-    config: { ...DEFAULT_SCHEDULER_CONFIG },
+    // The storms measure pausing and resuming: with lending on, the programs idle since the
+    // world was built would lend their room at the first tick and nothing would be paused.
+    // `lendStormTickMs` measures that tick instead.
+    config: { ...DEFAULT_SCHEDULER_CONFIG, ...(lend ? {} : { lendAfterToolTimes: 0 }) },
     backends: ids.map((id) => ({ id, type: "vllm" as const })),
     effects,
   });
@@ -153,6 +157,8 @@ function benchSize(programs: number, repeats = REPEATS) {
   let paused = 0;
   let marks = 0;
   let resumed = 0;
+  const lendStorm: number[] = [];
+  let lent = 0;
   for (let rep = 0; rep < repeats; rep++) {
     const w = buildWorld(programs, rep + 1);
     const used = new Map(w.scheduler.snapshot().backends.map((b) => [b.id, b.usedTokens]));
@@ -185,6 +191,10 @@ function benchSize(programs: number, repeats = REPEATS) {
     const before = w.scheduler.snapshot().counters.resumes;
     resumeStorm.push(w.tick((id) => Math.floor((used.get(id) as number) * RELIEF)));
     resumed = w.scheduler.snapshot().counters.resumes - before;
+    const l = buildWorld(programs, rep + 1, true);
+    const lentBefore = l.scheduler.snapshot().backends.reduce((a, b) => a + b.lentPrograms, 0);
+    lendStorm.push(l.tick(() => HUGE_CAPACITY));
+    lent = l.scheduler.snapshot().backends.reduce((a, b) => a + b.lentPrograms, 0) - lentBefore;
   }
   return {
     programs,
@@ -197,6 +207,8 @@ function benchSize(programs: number, repeats = REPEATS) {
     pausedInStorm: paused,
     markedInStorm: marks,
     resumedInStorm: resumed,
+    lendStormTickMs: median(lendStorm),
+    lentInStorm: lent,
   };
 }
 
@@ -224,7 +236,8 @@ for (const r of results) {
       `pause-storm tick ${r.pauseStormTickMs.toFixed(2)} ms (${r.pausedInStorm} paused, ` +
       `${r.markedInStorm} marked), steady tick median ${r.steadyTickMsMedian.toFixed(3)} ms ` +
       `p99 ${r.steadyTickMsP99.toFixed(3)} ms, resume-storm tick ${r.resumeStormTickMs.toFixed(2)} ms ` +
-      `(${r.resumedInStorm} resumed), request turn with queue ${r.turnWithQueueUs.toFixed(1)} µs`,
+      `(${r.resumedInStorm} resumed), lend-storm tick ${r.lendStormTickMs.toFixed(2)} ms (${r.lentInStorm} lent), ` +
+      `request turn with queue ${r.turnWithQueueUs.toFixed(1)} µs`,
   );
 }
 const memory = benchMemory(Math.max(...SIZES));
