@@ -1,15 +1,17 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
-import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
 import { discoverModel } from "./discover-model.ts";
+import { type MaitredProcess, startMaitredProcess } from "./maitred-process.ts";
 import type { RunReport } from "./report.ts";
 import { type BenchSettings, runBenchAt } from "./run-bench.ts";
 
 /**
- * `maitred bench compare`: the same workload against each system in turn, in one process, so
- * the ratios are meaningful on a noisy machine (DESIGN.md, performance habits). Every router
- * mode gets fresh simulated backends, so no run inherits another's warm cache; `direct` sends
- * straight to a single backend (the "vLLM alone" baseline of ThunderAgent's Fig. 4).
+ * `maitred bench compare`: the same workload against each system in turn, from one driver, so
+ * the ratios are meaningful on a noisy machine. Every router mode gets fresh simulated
+ * backends, so no run inherits another's warm cache; routers and backends run as their own
+ * processes (`maitred serve`, `maitred sim-backend`), as users run them and as any extra
+ * `--url` runs, so no system under test shares the driver's CPU time; `direct` sends
+ * straight to a single backend (vLLM alone).
  */
 
 export const COMPARE_MODES = ["default", "tr", "direct"] as const;
@@ -45,29 +47,42 @@ export interface CompareOptions extends BenchSettings {
 /** Block size of the simulated backends (vLLM's default). */
 const BLOCK_SIZE = 16;
 
-function simOptions(o: CompareOptions, index: number) {
-  const profile = o.profile ?? undefined;
-  const maxLen = TIMING_PROFILES[profile ?? DEFAULT_PROFILE]?.maxModelLen;
+function simArgs(o: CompareOptions, index: number): string[] {
+  const profile = o.profile ?? DEFAULT_PROFILE;
+  const maxLen = TIMING_PROFILES[profile]?.maxModelLen;
   // A small --num-gpu-blocks (to force thrashing) must still hold one full context.
   const capacity = o.numGpuBlocks === undefined ? undefined : (o.numGpuBlocks - 1) * BLOCK_SIZE;
-  const maxModelLen =
-    capacity !== undefined && maxLen !== undefined && capacity < maxLen ? capacity : undefined;
-  return {
-    port: 0,
-    timeScale: o.timeScale,
+  const args = [
+    "sim-backend",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--time-scale",
+    String(o.timeScale),
+    "--profile",
     profile,
-    numGpuBlocks: o.numGpuBlocks,
-    maxModelLen,
-    blockSize: BLOCK_SIZE,
-    enablePromptTokensDetails: true,
-    seed: index,
-  };
+    "--block-size",
+    String(BLOCK_SIZE),
+    "--enable-prompt-tokens-details",
+    "--seed",
+    String(index),
+    "--log-level",
+    "info", // the listening line; the driver drains the rest
+  ];
+  if (o.numGpuBlocks !== undefined) args.push("--num-gpu-blocks", String(o.numGpuBlocks));
+  if (capacity !== undefined && maxLen !== undefined && capacity < maxLen) {
+    args.push("--max-model-len", String(capacity));
+  }
+  return args;
 }
 
-async function startBackends(o: CompareOptions): Promise<SimBackend[]> {
-  const started: SimBackend[] = [];
+async function startBackends(o: CompareOptions): Promise<MaitredProcess[]> {
+  const started: MaitredProcess[] = [];
   try {
-    for (let i = 0; i < o.numBackends; i++) started.push(await startSimBackend(simOptions(o, i)));
+    for (let i = 0; i < o.numBackends; i++) {
+      started.push(await startMaitredProcess(simArgs(o, i), "sim-backend listening"));
+    }
   } catch (err) {
     await Promise.all(started.map((b) => b.close()));
     throw err;
@@ -93,8 +108,10 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
   };
   for (const mode of o.modes) {
     const backends = await startBackends(o);
-    const { model, maxModelLen } = backends[0].options;
     try {
+      const served = await discoverModel(backends[0].url);
+      if (served === null) throw new Error(`simulated backend ${backends[0].url} lists no model`);
+      const { id: model, maxModelLen } = served;
       if (mode === "direct") await run(mode, backends[0].url, model, maxModelLen);
       else {
         const router = await o.startRouter(

@@ -1,24 +1,7 @@
 import { resolveRouterConfig } from "../config/load-config.ts";
 import type { RouterConfig } from "../config/router-config.ts";
-import { startRouter } from "../runtime/service.ts";
 import type { RouterStarter } from "./compare.ts";
-
-/**
- * The router `bench compare` puts in front of its simulated backends: maitred itself in the
- * requested mode, on a free port, warnings only; every other setting is its default or its
- * MAITRED_* environment twin (so `MAITRED_PLACEMENT=worst-fit maitred bench compare` works).
- * Its clocks run at the run's time scale, like the engines and the tool times.
- */
-export const startRouterFor: RouterStarter = async (mode, backends, timeScale) =>
-  startRouter(
-    scaleRouterTimes(
-      resolveRouterConfig({
-        flags: { router: mode, backends: backends.join(","), port: "0", "log-level": "warn" },
-        env: process.env,
-      }),
-      timeScale,
-    ),
-  );
+import { startMaitredProcess } from "./maitred-process.ts";
 
 /**
  * Divides the router's scheduling periods and timeouts by the time scale. At `--time-scale 20`
@@ -39,3 +22,50 @@ export function scaleRouterTimes(config: RouterConfig, timeScale: number): Route
     lendMaxHoldMs: scale(config.lendMaxHoldMs),
   };
 }
+
+/**
+ * The router `bench compare` puts in front of its simulated backends: `maitred serve` in the
+ * requested mode, as its own process on a free port, as users run it. Every other setting is
+ * its default or its MAITRED_* environment twin (so `MAITRED_PLACEMENT=worst-fit maitred bench
+ * compare` works), resolved here, and its clocks run at the run's time scale like the engines
+ * and the tool times: the scaled values are handed over as flags.
+ */
+export const startRouterProcess: RouterStarter = async (mode, backends, timeScale) => {
+  const c = scaleRouterTimes(
+    resolveRouterConfig({
+      flags: { router: mode, backends: backends.join(","), port: "0" },
+      env: process.env,
+    }),
+    timeScale,
+  );
+  const seconds = (ms: number) => String(ms / 1000);
+  return startMaitredProcess(
+    [
+      "serve",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--router",
+      mode,
+      "--backends",
+      backends.join(","),
+      // The listening line is logged at info; the driver reads it, then drains the rest.
+      "--log-level",
+      "info",
+      "--scheduler-interval",
+      seconds(c.schedulerIntervalMs),
+      "--metrics-interval",
+      seconds(c.metricsIntervalMs),
+      "--max-pause",
+      seconds(c.maxPauseMs),
+      "--idle-timeout",
+      seconds(c.idleTimeoutMs),
+      "--ageing",
+      seconds(c.ageingMs),
+      "--lend-max-hold",
+      seconds(c.lendMaxHoldMs),
+    ],
+    "maitred listening",
+  );
+};

@@ -21,7 +21,7 @@ import { discoverModel } from "../bench/discover-model.ts";
 import { formatRunsTable } from "../bench/format-table.ts";
 import { benchJson, type RunReport } from "../bench/report.ts";
 import { runBenchAt } from "../bench/run-bench.ts";
-import { startRouterFor } from "../bench/start-router-for.ts";
+import { startRouterProcess } from "../bench/start-router-for.ts";
 import { renderSvgChart } from "../bench/svg-chart.ts";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_WORKLOAD, SHIPPED_TRACES } from "../workload/load-workload.ts";
@@ -105,7 +105,7 @@ export function registerBench(program: Command): void {
   bench
     .command("compare")
     .description(
-      "Start simulated backends, put a router in each mode in front (default, tr; direct = no router) and run the same workload against each, plus any --url; print a side-by-side table with ratios. The routers run with their defaults or MAITRED_* environment twins, their tick and timeouts scaled by --time-scale like the engines and tool times. Takes every `maitred bench` flag too.",
+      "Start simulated backends, put a router in each mode in front (default, tr; direct = no router), each as its own process (maitred sim-backend, maitred serve), and run the same workload against each, plus any --url; print a side-by-side table with ratios. The routers run with their defaults or MAITRED_* environment twins, their tick and timeouts scaled by --time-scale like the engines and tool times. Takes every `maitred bench` flag too.",
     )
     .option("--num-backends <n>", "simulated backends per mode (default: 1)")
     .option("--num-gpu-blocks <n>", "KV blocks per simulated backend (default: the profile's)")
@@ -115,7 +115,7 @@ export function registerBench(program: Command): void {
       const o = resolveCompareFlags(cmd.optsWithGlobals() as CompareFlags);
       const runs = await runCompare({
         ...o,
-        startRouter: startRouterFor,
+        startRouter: startRouterProcess,
         onRun: (r) => process.stderr.write(`${r.router}: ${r.steps_per_min} steps/min\n`),
       });
       process.stdout.write(`${formatRunsTable(runs)}\n`);

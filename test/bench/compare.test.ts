@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type RouterStarter, runCompare } from "../../src/bench/compare.ts";
-import { startRouterFor } from "../../src/bench/start-router-for.ts";
+import { startRouterProcess } from "../../src/bench/start-router-for.ts";
 
 /** Engines and tools run this many times faster than real time. */
 const TIME_SCALE = 1000;
@@ -67,7 +67,7 @@ describe("bench compare", () => {
 });
 
 describe("bench compare with maitred in front", () => {
-  it("the tr-mode router passes every step through and programs complete", async () => {
+  it("routers and backends run as their own processes; every step passes and programs complete", async () => {
     const reports = await runCompare({
       workload: { kind: "preset", name: "search-agent", seed: 5 },
       concurrency: 3,
@@ -78,7 +78,7 @@ describe("bench compare with maitred in front", () => {
       modes: ["tr", "default"],
       extraUrls: [],
       progress: false,
-      startRouter: startRouterFor,
+      startRouter: startRouterProcess,
     });
     assert.deepEqual(
       reports.map((r) => r.router),

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/**
+ * A `maitred` command run as its own process, as users run it (`bench compare` races
+ * routers and simulated backends this way, so none of them shares the driver's event loop
+ * or CPU time with another). Ready when the command logs its listening line, whose `url` it
+ * returns; the process is stopped with SIGTERM (then SIGKILL) by `close()`.
+ */
+
+export interface MaitredProcess {
+  url: string;
+  close(): Promise<void>;
+}
+
+const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+/** How long a stopped process gets to exit on SIGTERM before it is killed. */
+const KILL_AFTER_MS = 5_000;
+/** Lines of its log kept to explain a process that exits before it is ready. */
+const KEPT_LINES = 20;
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once("exit", () => resolve());
+  });
+}
+
+/** Run `maitred <args>` until it logs `readyMsg` (the `msg` of a JSON log line with a url). */
+export function startMaitredProcess(
+  args: readonly string[],
+  readyMsg: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<MaitredProcess> {
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env,
+  });
+  const close = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
+    await exited(child);
+    clearTimeout(timer);
+  };
+  return new Promise((resolve, reject) => {
+    const recent: string[] = [];
+    let ready = false;
+    const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      if (ready) return; // keep draining so the child never blocks on a full pipe
+      recent.push(line);
+      if (recent.length > KEPT_LINES) recent.shift();
+      let rec: { msg?: unknown; url?: unknown };
+      try {
+        rec = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (rec.msg === readyMsg && typeof rec.url === "string") {
+        ready = true;
+        resolve({ url: rec.url, close });
+      }
+    });
+    child.once("error", (err) => reject(err));
+    child.once("exit", (code, signal) => {
+      if (ready) return;
+      reject(
+        new Error(
+          `maitred ${args[0]} exited (${signal ?? code}) before it was ready:\n${recent.join("\n")}`,
+        ),
+      );
+    });
+  });
+}
