@@ -3,24 +3,40 @@
  * for every setting, printed as markdown. Default setting: the mini-swe-agent DeepSeek trace,
  * 2 × llama-3.1-8b-h100 with 26,000 KV blocks each, seed 7, 10 min warm-up + 50 min window.
  *
- * Rows: tr ÷ default and tr ÷ oracle steps/min at 128 programs, step latency p99 of the three,
- * the longest time one step was held paused (tr), tr ÷ default at 16 programs, and tr ÷
- * default with every tool time × each `--tool-scales` value. Runs go two at a time in child
- * processes (one simulated hour of 128 programs takes 5–15 s of wall time each).
+ * Rows, per seed and (with several seeds) their mean: tr ÷ default and tr ÷ oracle steps/min
+ * at the first `--concurrency` (128), the three routers' steps/min and step latency p99, the
+ * longest time one step was held paused by tr in the window (a step answered in the window, or
+ * a request still parked when it closed), tr ÷ default at the second concurrency (16), tr ÷
+ * default with every tool time × 50 (always run), then one row per `--tool-scales` value with
+ * tr and default steps/min and their ratio. Every figure is measured by the runs this
+ * invocation makes. Runs go `--jobs` at a time (default: one per core) in child processes,
+ * each one `runSimulation` through `simulateSweep`; the wall time of each goes to stderr and
+ * into the JSON.
  *
  *   node_modules/.bin/node scripts/bench-tr.ts [--seeds 7,1] [--workload deepseek]
  *     [--backends 2] [--num-gpu-blocks 26000] [--tool-scales 1,5,20,50,100]
- *     [--concurrency 128,16] [--priority] [--quick] [--json out.json]
- *   node_modules/.bin/node scripts/bench-tr.ts --preset all   (deepseek, gemini, claude-code,
- *     a chat + agents mix with classes, and 1 and 4 backends)
+ *     [--concurrency 128,16] [--priority] [--quick] [--jobs 2] [--json out.json]
+ *   node_modules/.bin/node scripts/bench-tr.ts --preset all   (the DeepSeek and Gemini traces,
+ *     the claude-code preset, a chat + agents mix with priorities on for tr, and DeepSeek on 1
+ *     and 4 backends; then a summary table of the settings)
  */
 import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { runSimulation, type SimRouter } from "../src/simulate/run-simulation.ts";
-import { resolveSimulateFlags } from "../src/simulate/simulate-options.ts";
+import { parseInteger, parseList, type ValueSource } from "../src/config/parse-value.ts";
+import { ConfigError } from "../src/errors.ts";
+import type { SimRouter } from "../src/simulate/run-simulation.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
+import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../src/workload/load-workload.ts";
+import { parseToolTimeScale } from "../src/workload/tool-time-scale.ts";
+
+/** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
+const SCORECARD_TOOL_SCALE = 50;
+const MAX_INT = 2 ** 31 - 1;
 
 interface RunSpec {
   router: SimRouter;
@@ -38,9 +54,19 @@ interface RunResult {
   spec: RunSpec;
   stepsPerMin: number;
   p99S: number;
-  maxPauseS: number;
+  /** Longest pause of a step answered in the window. */
+  stepPauseMaxS: number;
+  /** Longest wait of a request still parked when the window closed (0: none was). */
+  stillParkedMaxS: number;
   hit: number | null;
   wallS: number;
+}
+
+interface Setting {
+  label: string;
+  workload: string;
+  backends: number;
+  priority: boolean;
 }
 
 const { values: args } = parseArgs({
@@ -55,13 +81,14 @@ const { values: args } = parseArgs({
     priority: { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
     preset: { type: "string" },
+    jobs: { type: "string" },
     json: { type: "string" },
   },
 });
 
-/** One run, in this process (the child's side of `--one`). */
-async function runOne(spec: RunSpec): Promise<RunResult> {
-  const o = resolveSimulateFlags({
+/** The simulator's own flags for one run: its parsers validate them as `maitred simulate`. */
+function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): SimulateOptions {
+  return resolveSimulateFlags({
     workload: spec.workload,
     numBackends: String(spec.backends),
     numGpuBlocks: spec.blocks,
@@ -71,34 +98,26 @@ async function runOne(spec: RunSpec): Promise<RunResult> {
     duration: spec.quick ? "8m" : "50m",
     ...(spec.priority ? { priority: true } : {}),
   });
+}
+
+/** One run, in this process (the child's side of `--one`). */
+async function runOne(spec: RunSpec): Promise<RunResult> {
+  const o = simulateOptions(spec);
   const workload = await loadWorkload(o.workload);
   const t0 = performance.now();
-  const { report } = runSimulation({
-    router: spec.router,
-    concurrency: spec.concurrency,
+  const [report] = simulateSweep(
+    { ...o, routers: [spec.router], concurrency: [spec.concurrency] },
     workload,
-    numBackends: o.numBackends,
-    profile: o.profile,
-    numGpuBlocks: o.numGpuBlocks,
-    warmupMs: o.warmupMs,
-    durationMs: o.durationMs,
-    schedulerIntervalMs: o.schedulerIntervalMs,
-    knobs: o.knobs,
-    engineSeed: o.seed,
-  });
+  );
   return {
     spec,
     stepsPerMin: report.steps_per_min,
     p99S: (report.step_latency_ms.p99 ?? 0) / 1000,
-    maxPauseS: (report.paused_ms.per_step_max ?? 0) / 1000,
+    stepPauseMaxS: (report.paused_ms.per_step_max ?? 0) / 1000,
+    stillParkedMaxS: (report.still_parked_max_ms ?? 0) / 1000,
     hit: report.prompt_tokens.cache_hit_rate,
     wallS: (performance.now() - t0) / 1000,
   };
-}
-
-if (args.one !== undefined) {
-  process.stdout.write(JSON.stringify(await runOne(JSON.parse(args.one) as RunSpec)));
-  process.exit(0);
 }
 
 const self = fileURLToPath(import.meta.url);
@@ -108,129 +127,270 @@ function runChild(spec: RunSpec): Promise<RunResult> {
       process.execPath,
       [self, "--one", JSON.stringify(spec)],
       { maxBuffer: 1 << 24 },
-      (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout) as RunResult)),
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
     );
   });
 }
 
-async function runAll(specs: RunSpec[], parallel = 2): Promise<RunResult[]> {
+async function runAll(specs: RunSpec[], jobs: number): Promise<RunResult[]> {
   const out: RunResult[] = new Array(specs.length);
   let next = 0;
   const worker = async () => {
     while (next < specs.length) {
       const i = next++;
-      out[i] = await runChild(specs[i]);
-      const r = out[i];
+      const r = await runChild(specs[i]);
+      out[i] = r;
       const s = r.spec;
       process.stderr.write(
         `  ${s.workload} ${s.backends}b seed ${s.seed} ${s.router} C=${s.concurrency} tool×${s.toolScale}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(1)} s wall)\n`,
       );
     }
   };
-  await Promise.all(Array.from({ length: parallel }, worker));
+  await Promise.all(Array.from({ length: Math.min(jobs, specs.length) }, worker));
   return out;
 }
 
-const list = (raw: string) => raw.split(",").map(Number);
+const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
+const integers = (flag: string, min: number, max: number): number[] =>
+  parseList(args[flag as keyof typeof args], src(flag)).map((v) =>
+    parseInteger(v, src(flag), min, max),
+  );
 
-interface Setting {
-  label: string;
-  workload: string;
-  backends: number;
-  priority: boolean;
-}
-
-function settings(): Setting[] {
-  const base = { backends: Number(args.backends), priority: args.priority };
-  if (args.preset !== "all") return [{ label: args.workload, workload: args.workload, ...base }];
+function settings(backends: number): Setting[] {
+  if (args.preset === undefined) {
+    return [{ label: args.workload, workload: args.workload, backends, priority: args.priority }];
+  }
+  if (args.preset !== "all")
+    throw new ConfigError("--preset", `must be "all", got "${args.preset}"`);
   return [
-    { label: "deepseek", workload: "deepseek", backends: 2, priority: false },
-    { label: "gemini", workload: "gemini", backends: 2, priority: false },
-    { label: "claude-code", workload: "claude-code", backends: 2, priority: false },
+    { label: "DeepSeek trace", workload: "deepseek", backends: 2, priority: false },
+    { label: "Gemini trace", workload: "gemini", backends: 2, priority: false },
+    { label: "claude-code preset", workload: "claude-code", backends: 2, priority: false },
     {
-      label: "chat@interactive 0.2 + deepseek@bulk 0.8, priorities on",
+      label: "chat@interactive 0.2 + DeepSeek@bulk 0.8, priorities on",
       workload: "mix:chat@interactive=0.2,deepseek@bulk=0.8",
       backends: 2,
       priority: true,
     },
-    { label: "deepseek, 1 backend", workload: "deepseek", backends: 1, priority: false },
-    { label: "deepseek, 4 backends", workload: "deepseek", backends: 4, priority: false },
+    { label: "DeepSeek, 1 backend", workload: "deepseek", backends: 1, priority: false },
+    { label: "DeepSeek, 4 backends", workload: "deepseek", backends: 4, priority: false },
   ];
 }
 
-const seeds = list(args.seeds);
-const [bigC, smallC] = list(args.concurrency);
-const scales = list(args["tool-scales"]).filter((x) => x !== 1);
-const all: RunResult[] = [];
-const fmt = (v: number, d = 2) => v.toFixed(d);
+/** A row of figures per seed (several for "a / b / c" cells); the mean is taken per figure. */
+interface Row {
+  label: string;
+  digits: number;
+  values(seed: number): number[];
+  /** Appended to each cell (e.g. the ratio of a sweep row). */
+  suffix?: (seed: number | "mean") => string;
+}
 
-for (const st of settings()) {
-  const specs: RunSpec[] = [];
-  const spec = (router: SimRouter, concurrency: number, seed: number, toolScale = 1): RunSpec => ({
-    router,
-    concurrency,
-    seed,
-    toolScale,
-    workload: st.workload,
-    backends: st.backends,
-    blocks: args["num-gpu-blocks"],
-    // Priorities are a tr setting; default and the oracle ignore them.
-    priority: st.priority && router === "tr",
-    quick: args.quick,
-  });
-  for (const seed of seeds) {
-    specs.push(spec("default", bigC, seed), spec("tr", bigC, seed), spec("oracle", bigC, seed));
-    if (smallC !== undefined) specs.push(spec("default", smallC, seed), spec("tr", smallC, seed));
-    for (const ts of scales)
-      specs.push(spec("default", bigC, seed, ts), spec("tr", bigC, seed, ts));
+const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
+
+async function main(): Promise<void> {
+  const seeds = integers("seeds", 0, MAX_INT);
+  const concurrency = integers("concurrency", 1, 100_000);
+  if (concurrency.length > 2) {
+    throw new ConfigError("--concurrency", "takes the loaded level and at most one more");
   }
-  console.error(`# ${st.label}: ${specs.length} runs`);
-  const results = await runAll(specs);
-  all.push(...results);
-  const find = (router: SimRouter, c: number, seed: number, ts = 1) =>
-    results.find(
-      (r) =>
-        r.spec.router === router &&
-        r.spec.concurrency === c &&
-        r.spec.seed === seed &&
-        r.spec.toolScale === ts,
-    ) as RunResult;
-  const cols = seeds.map((s) => `seed ${s}`);
-  console.log(
-    `\n### ${st.label} (${st.backends} × llama-3.1-8b-h100, ${args["num-gpu-blocks"]} blocks)\n`,
+  const [bigC, smallC] = concurrency;
+  if (smallC === bigC) throw new ConfigError("--concurrency", "lists a value twice");
+  const backends = parseInteger(args.backends, src("backends"), 1, 64);
+  const jobs =
+    args.jobs === undefined ? availableParallelism() : parseInteger(args.jobs, src("jobs"), 1, 64);
+  const sweep = parseList(args["tool-scales"], src("tool-scales")).map((v) =>
+    parseToolTimeScale(v, "--tool-scales"),
   );
-  console.log(`| measure | ${cols.join(" | ")} |`);
-  console.log(`| --- | ${cols.map(() => "---:").join(" | ")} |`);
-  const row = (label: string, f: (seed: number) => string) =>
-    console.log(`| ${label} | ${seeds.map(f).join(" | ")} |`);
-  row(`tr ÷ default steps/min, ${bigC} programs`, (s) =>
-    fmt(find("tr", bigC, s).stepsPerMin / find("default", bigC, s).stepsPerMin),
-  );
-  row(`tr ÷ oracle steps/min, ${bigC} programs`, (s) =>
-    fmt(find("tr", bigC, s).stepsPerMin / find("oracle", bigC, s).stepsPerMin),
-  );
-  row(`steps/min tr / default / oracle`, (s) =>
-    [find("tr", bigC, s), find("default", bigC, s), find("oracle", bigC, s)]
-      .map((r) => fmt(r.stepsPerMin, 1))
-      .join(" / "),
-  );
-  row(`step latency p99 (s) tr / default / oracle`, (s) =>
-    [find("tr", bigC, s), find("default", bigC, s), find("oracle", bigC, s)]
-      .map((r) => fmt(r.p99S, 0))
-      .join(" / "),
-  );
-  row(`tr longest pause of one step (s)`, (s) => fmt(find("tr", bigC, s).maxPauseS, 0));
-  if (smallC !== undefined) {
-    row(`tr ÷ default, ${smallC} programs`, (s) =>
-      fmt(find("tr", smallC, s).stepsPerMin / find("default", smallC, s).stepsPerMin, 3),
+  // Scale 1 is the base runs; the scorecard's own × 50 row runs whether or not it is listed.
+  const scaled = [...new Set([...sweep, SCORECARD_TOOL_SCALE])].filter((x) => x !== 1);
+  const all: RunResult[] = [];
+  const summary: { label: string; cells: string[] }[] = [];
+  const t0 = performance.now();
+
+  for (const st of settings(backends)) {
+    const spec = (router: SimRouter, c: number, seed: number, toolScale = 1): RunSpec => ({
+      router,
+      concurrency: c,
+      seed,
+      toolScale,
+      workload: st.workload,
+      backends: st.backends,
+      blocks: args["num-gpu-blocks"],
+      // Priorities are a tr setting; default and the oracle ignore them.
+      priority: st.priority && router === "tr",
+      quick: args.quick,
+    });
+    // Bad flags (workload, blocks) fail here, once, rather than in every child.
+    const o = simulateOptions(spec("tr", bigC, seeds[0]));
+    const specs: RunSpec[] = [];
+    for (const seed of seeds) {
+      specs.push(spec("default", bigC, seed), spec("tr", bigC, seed), spec("oracle", bigC, seed));
+      if (smallC !== undefined) specs.push(spec("default", smallC, seed), spec("tr", smallC, seed));
+      for (const ts of scaled) {
+        specs.push(spec("default", bigC, seed, ts), spec("tr", bigC, seed, ts));
+      }
+    }
+    console.error(`# ${st.label}: ${specs.length} runs, ${jobs} at a time`);
+    const results = await runAll(specs, jobs);
+    all.push(...results);
+    const find = (router: SimRouter, c: number, seed: number, ts = 1): RunResult => {
+      const r = results.find(
+        (x) =>
+          x.spec.router === router &&
+          x.spec.concurrency === c &&
+          x.spec.seed === seed &&
+          x.spec.toolScale === ts,
+      );
+      if (r === undefined) throw new Error(`no run ${router} C=${c} seed ${seed} tool×${ts}`);
+      return r;
+    };
+    const ratio = (c: number, seed: number, ts = 1, over: SimRouter = "default") =>
+      find("tr", c, seed, ts).stepsPerMin / find(over, c, seed, ts).stepsPerMin;
+    const three = (seed: number) => [
+      find("tr", bigC, seed),
+      find("default", bigC, seed),
+      find("oracle", bigC, seed),
+    ];
+    const longestPause = (seed: number) => {
+      const r = find("tr", bigC, seed);
+      return Math.max(r.stepPauseMaxS, r.stillParkedMaxS);
+    };
+
+    const rows: Row[] = [
+      {
+        label: `tr ÷ default steps/min, ${bigC} programs`,
+        digits: 2,
+        values: (s) => [ratio(bigC, s)],
+      },
+      {
+        label: `tr ÷ oracle steps/min, ${bigC} programs`,
+        digits: 2,
+        values: (s) => [ratio(bigC, s, 1, "oracle")],
+      },
+      {
+        label: `steps/min tr / default / oracle, ${bigC} programs`,
+        digits: 1,
+        values: (s) => three(s).map((r) => r.stepsPerMin),
+      },
+      {
+        label: `step latency p99 (s) tr / default / oracle, ${bigC} programs`,
+        digits: 0,
+        values: (s) => three(s).map((r) => r.p99S),
+      },
+      {
+        label: `tr longest pause of one step (s), ${bigC} programs`,
+        digits: 0,
+        values: (s) => [longestPause(s)],
+      },
+    ];
+    if (smallC !== undefined) {
+      rows.push({
+        label: `tr ÷ default steps/min, ${smallC} programs`,
+        digits: 3,
+        values: (s) => [ratio(smallC, s)],
+      });
+    }
+    rows.push({
+      label: `tr ÷ default steps/min, tool time × ${SCORECARD_TOOL_SCALE}`,
+      digits: 2,
+      values: (s) => [ratio(bigC, s, SCORECARD_TOOL_SCALE)],
+    });
+    for (const ts of sweep) {
+      const pair = (s: number) => [
+        find("tr", bigC, s, ts).stepsPerMin,
+        find("default", bigC, s, ts).stepsPerMin,
+      ];
+      rows.push({
+        label: `tool time × ${ts}: steps/min tr / default (tr ÷ default)`,
+        digits: 1,
+        values: pair,
+        suffix: (s) => {
+          const r = s === "mean" ? mean(seeds.map((x) => ratio(bigC, x, ts))) : ratio(bigC, s, ts);
+          return ` (${r.toFixed(2)})`;
+        },
+      });
+    }
+
+    const cols = seeds.map((s) => `seed ${s}`);
+    if (seeds.length > 1) cols.push("mean");
+    const cell = (row: Row, seed: number | "mean") => {
+      const v =
+        seed === "mean"
+          ? row.values(seeds[0]).map((_, k) => mean(seeds.map((s) => row.values(s)[k])))
+          : row.values(seed);
+      return v.map((x) => x.toFixed(row.digits)).join(" / ") + (row.suffix?.(seed) ?? "");
+    };
+    const window = args.quick
+      ? "2 min warm-up + 8 min window (--quick)"
+      : "10 min warm-up + 50 min window";
+    console.log(
+      `\n### ${st.label}: ${st.backends} × ${o.profile}, ${o.numGpuBlocks ?? "the profile's"} KV blocks per engine, ${window}${st.priority ? ", priorities on for tr" : ""}\n`,
     );
-  }
-  for (const ts of scales) {
-    row(`tool time × ${ts}: tr ÷ default (tr steps/min)`, (s) => {
-      const tr = find("tr", bigC, s, ts);
-      return `${fmt(tr.stepsPerMin / find("default", bigC, s, ts).stepsPerMin)} (${fmt(tr.stepsPerMin, 1)})`;
+    console.log(`| measure | ${cols.join(" | ")} |`);
+    console.log(`| --- | ${cols.map(() => "---:").join(" | ")} |`);
+    for (const row of rows) {
+      const cells = seeds.map((s) => cell(row, s));
+      if (seeds.length > 1) cells.push(cell(row, "mean"));
+      console.log(`| ${row.label} | ${cells.join(" | ")} |`);
+    }
+    // The summary reads the mean over seeds (the one seed's figure with one seed).
+    const m = (f: (seed: number) => number, d: number) => mean(seeds.map(f)).toFixed(d);
+    summary.push({
+      label: st.label,
+      cells: [
+        m((s) => ratio(bigC, s), 2),
+        m((s) => ratio(bigC, s, 1, "oracle"), 2),
+        m((s) => find("tr", bigC, s).p99S, 0),
+        m(longestPause, 0),
+        ...(smallC === undefined ? [] : [m((s) => ratio(smallC, s), 3)]),
+        ...scaled.map((ts) => m((s) => ratio(bigC, s, ts), 2)),
+      ],
     });
   }
+
+  if (summary.length > 1) {
+    const head = [
+      "setting",
+      `tr ÷ default, ${bigC}`,
+      "tr ÷ oracle",
+      "tr p99 (s)",
+      "tr longest pause (s)",
+      ...(smallC === undefined ? [] : [`tr ÷ default, ${smallC}`]),
+      ...scaled.map((ts) => `tool × ${ts}`),
+    ];
+    const over = seeds.length > 1 ? `mean of seeds ${seeds.join(", ")}` : `seed ${seeds[0]}`;
+    console.log(
+      `\n### Summary (${over}; ratios are steps/min at ${bigC} programs unless stated)\n`,
+    );
+    console.log(`| ${head.join(" | ")} |`);
+    console.log(
+      `| --- | ${head
+        .slice(1)
+        .map(() => "---:")
+        .join(" | ")} |`,
+    );
+    for (const s of summary) console.log(`| ${s.label} | ${s.cells.join(" | ")} |`);
+  }
+  const wall = all.reduce((a, r) => a + r.wallS, 0);
+  console.error(
+    `# ${all.length} runs: ${wall.toFixed(0)} s of run wall time, ${((performance.now() - t0) / 1000).toFixed(0)} s elapsed`,
+  );
+  if (args.json !== undefined) {
+    writeFileSync(args.json, `${JSON.stringify({ runs: all }, null, 2)}\n`);
+  }
 }
-if (args.json !== undefined)
-  writeFileSync(args.json, `${JSON.stringify({ runs: all }, null, 2)}\n`);
+
+if (args.one !== undefined) {
+  process.stdout.write(JSON.stringify(await runOne(JSON.parse(args.one) as RunSpec)));
+} else {
+  try {
+    await main();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    // As maitred's CLI: one line naming the flag, exit code 2.
+    process.stderr.write(`bench-tr: invalid configuration: ${err.message}\n`);
+    process.exitCode = 2;
+  }
+}

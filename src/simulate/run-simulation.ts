@@ -154,7 +154,9 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     { startS: o.warmupMs / MS_PER_S, endS },
     runtime.scheduler.snapshot().counters,
   );
-  const priority = classes.finish(runtime.waitingByClass());
+  const waiting = runtime.waitingByClass();
+  const priority = classes.finish(waiting);
+  const parked = Object.values(waiting);
   const report: SimulateRunReport = {
     ...base,
     simulated: {
@@ -167,6 +169,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     },
     backends: t.backends,
     scheduler: t.scheduler,
+    still_parked_max_ms: parked.length === 0 ? null : Math.max(...parked),
     ...(priority === undefined ? {} : { priority }),
     series: t.series,
   };

@@ -22,6 +22,12 @@ export interface SimulateRunReport extends RunReport {
   };
   backends: BackendTruth[];
   scheduler: SchedulerCounters;
+  /**
+   * The longest wait so far of a request still parked in the core when the run ended (any
+   * class; null when none was). `paused_ms` counts only steps that got their answer, so a
+   * step held across the end of the window would not show there.
+   */
+  still_parked_max_ms: number | null;
   /** The core's class counters and queue waits over the window (priorities in force only). */
   priority?: PriorityTruth;
   series: TruthSeries;

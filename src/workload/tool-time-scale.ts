@@ -4,7 +4,10 @@ import type { Workload } from "./types.ts";
 /**
  * "What if my tools were slower?": the same programs with every tool (and human) time
  * multiplied by `factor` (`--tool-time-scale`). Prompts, outputs and order stay as they
- * are, so runs at different factors compare the scheduler on the same work.
+ * are, so runs at different factors compare the scheduler on the same work. A live run's
+ * `--time-scale` divides these scaled times again: the two compose. This wraps `programAt`
+ * only; loadWorkload scales each component of a mix before the mix is built, so that its
+ * per-slot draws (`mix.programOf`) are scaled too.
  */
 export function scaleToolTimes(workload: Workload, factor: number): Workload {
   if (factor === 1) return workload;
@@ -17,11 +20,11 @@ export function scaleToolTimes(workload: Workload, factor: number): Workload {
   };
 }
 
-/** The flag's value: a finite number > 0. */
-export function parseToolTimeScale(raw: string): number {
+/** The flag's value: a finite number > 0 (`field` names the flag in the error). */
+export function parseToolTimeScale(raw: string, field = "--tool-time-scale"): number {
   const v = Number(raw);
   if (raw.trim() === "" || !Number.isFinite(v) || v <= 0) {
-    throw new ConfigError("--tool-time-scale", `must be a number > 0, got "${raw}"`);
+    throw new ConfigError(field, `must be a number > 0, got "${raw}"`);
   }
   return v;
 }

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import {
   DEFAULT_CONCURRENCY,
   resolveBenchFlags,
@@ -78,5 +80,34 @@ describe("compare flags", () => {
   it("extra URLs are kept in order without a trailing slash", () => {
     const o = resolveCompareFlags({ url: ["http://a:1/", "http://b:2/v1"] });
     assert.deepEqual(o.extraUrls, ["http://a:1", "http://b:2/v1"]);
+  });
+});
+
+describe("--tool-time-scale", () => {
+  const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+  it("bench and compare put it in the workload spec, beside --time-scale", () => {
+    const o = resolveBenchFlags({ toolTimeScale: "20", timeScale: "5" });
+    assert.equal(o.workload.toolTimeScale, 20);
+    assert.equal(o.timeScale, 5, "the time scale is the driver's own and stays apart");
+    assert.equal(resolveCompareFlags({ toolTimeScale: "1.5" }).workload.toolTimeScale, 1.5);
+    assert.equal(resolveBenchFlags({}).workload.toolTimeScale, undefined);
+  });
+
+  it("0, negative, NaN, infinite and text values name the flag", () => {
+    for (const bad of ["0", "-1", "NaN", "Infinity", "abc", ""]) {
+      failsOn(() => resolveBenchFlags({ toolTimeScale: bad }), "--tool-time-scale");
+      failsOn(() => resolveCompareFlags({ toolTimeScale: bad }), "--tool-time-scale");
+    }
+  });
+
+  it("maitred bench and bench compare exit 2 on a bad value, before any request", () => {
+    for (const cmd of [["bench"], ["bench", "compare"]]) {
+      const r = spawnSync(process.execPath, [MAIN, ...cmd, "--tool-time-scale", "-3"], {
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 2, cmd.join(" "));
+      assert.match(r.stderr, /--tool-time-scale/);
+    }
   });
 });

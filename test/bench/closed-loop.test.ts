@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import { startClosedLoop } from "../../src/bench/closed-loop.ts";
 import type { StepClient, StepRequest, StepResponse } from "../../src/bench/step-client.ts";
 import { chatPromptTokens } from "../../src/engine/chat-template.ts";
+import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
 
 type Answer = (req: StepRequest, n: number) => StepResponse;
@@ -109,6 +110,23 @@ describe("closed-loop driver", () => {
       Math.abs(rec.endMs - toolTotal / 10) < 1e-6,
       `end ${rec.endMs}, want ${toolTotal / 10}`,
     );
+  });
+
+  it("--tool-time-scale multiplies what --time-scale divides: tool time × 20 ÷ 5", async () => {
+    const { client } = fakeClient();
+    const rec = await startClosedLoop({
+      workload: scaleToolTimes(workload, 20),
+      client,
+      model: "m",
+      concurrency: 1,
+      maxPrograms: 1,
+      timeScale: 5,
+      ...virtualTime(),
+    }).done;
+    const plan = workload.programAt(0);
+    const want = plan.steps.reduce((s, st) => s + Math.round(st.toolMs * 20), 0) / 5;
+    assert.ok(want > 0, "the program has tool time, or the check is vacuous");
+    assert.ok(Math.abs(rec.endMs - want) < 1e-6, `end ${rec.endMs}, want ${want}`);
   });
 
   it("a 503 is retried and the program still completes; each failed try is an error", async () => {

@@ -6,6 +6,7 @@ import { createEventKernel } from "../../src/engine/virtual-driver.ts";
 import { Errors, type MaitredError } from "../../src/errors.ts";
 import { FAILURE_BACKOFF_MS, startProgramLoop } from "../../src/simulate/program-loop.ts";
 import type { SimRequest, SimRuntime } from "../../src/simulate/sim-runtime.ts";
+import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
 import type { ProgramPlan, Workload } from "../../src/workload/types.ts";
 
 /** Two-step programs with a 2 s tool gap; every response takes 1 s of virtual time. */
@@ -86,6 +87,15 @@ test("closed loop: a finished program is released and the next one takes its slo
   assert.equal(records.steps.length, 4);
   const p0s1 = records.steps.find((s) => s.programId === "p0" && s.stepIndex === 1);
   assert.equal(p0s1?.startMs, 3000, "step 1 of p0 waits its 2 s tool time");
+});
+
+test("--tool-time-scale: the loop waits the scaled tool time between two steps", () => {
+  const { kernel, runtime } = fakeRuntime(() => null);
+  const records = newRecords();
+  startProgramLoop({ runtime, workload: scaleToolTimes(workload, 3), concurrency: 1, records });
+  kernel.run(10);
+  const step1 = records.steps.find((s) => s.programId === "p0" && s.stepIndex === 1);
+  assert.equal(step1?.startMs, 1000 + 3 * 2000, "step 0 takes 1 s, then 3 × the 2 s tool time");
 });
 
 test("a 503 is retried after its Retry-After with a new request id, and counted as an error", () => {

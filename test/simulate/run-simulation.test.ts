@@ -54,6 +54,18 @@ test("tr pauses programs when the tiny cache overflows, and paused steps record 
   );
 });
 
+test("a request still parked when the run ends shows in still_parked_max_ms, not in paused_ms", () => {
+  const { report } = smallRun({ router: "tr" });
+  const parked = report.still_parked_max_ms;
+  assert.ok(parked !== null && parked > 0, "tr on the tiny cache ends with a request parked");
+  assert.ok(parked <= 180_000, "no wait is longer than the run");
+  assert.equal(
+    smallRun({ router: "default" }).report.still_parked_max_ms,
+    null,
+    "default parks none",
+  );
+});
+
 test("the report's scheduler counters are the real core's decisions (they match its decision logs)", () => {
   const { onLog, counts } = logCounter();
   const { report } = smallRun({ router: "tr", warmupMs: 0, onLog });

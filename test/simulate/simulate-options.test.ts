@@ -65,6 +65,14 @@ test("--priority turns the built-in classes on as maitred serve does; policies a
   assert.equal(policiesOnly.knobs.priority, undefined, "policies alone do not turn priorities on");
 });
 
+test("--tool-time-scale goes into the workload spec, for a mix too; absent, tool times stay", () => {
+  assert.equal(resolveSimulateFlags({}).workload.toolTimeScale, undefined);
+  assert.equal(resolveSimulateFlags({ toolTimeScale: "50" }).workload.toolTimeScale, 50);
+  const mix = resolveSimulateFlags({ workload: "mix:chat=1,deepseek=3", toolTimeScale: "0.5" });
+  assert.equal(mix.workload.kind, "mix");
+  assert.equal(mix.workload.toolTimeScale, 0.5);
+});
+
 test("bad flags are ConfigErrors that name the flag", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ router: "tr,fastest" }, "--router"],
@@ -81,6 +89,10 @@ test("bad flags are ConfigErrors that name the flag", () => {
     [{ queuePolicy: "lifo" }, "--queue-policy"],
     [{ priorityPolicy: "inverted-slo" }, "--priority-policy"],
     [{ classMix: "vip=1" }, "--class-mix"],
+    [{ toolTimeScale: "0" }, "--tool-time-scale"],
+    [{ toolTimeScale: "-2" }, "--tool-time-scale"],
+    [{ toolTimeScale: "NaN" }, "--tool-time-scale"],
+    [{ toolTimeScale: "slow" }, "--tool-time-scale"],
   ];
   for (const [flags, field] of cases) {
     assert.throws(
@@ -136,4 +148,12 @@ test("maitred simulate with a bad flag exits 2 and names the flag", () => {
   });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /--concurrency/);
+});
+
+test("maitred simulate --tool-time-scale 0 exits 2 and names the flag", () => {
+  const r = spawnSync(process.execPath, [MAIN, "simulate", "--tool-time-scale", "0"], {
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /--tool-time-scale/);
 });

@@ -1,15 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { resolveCommonFlags } from "../../src/bench/bench-options.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { resolveSimulateFlags } from "../../src/simulate/simulate-options.ts";
-import { loadWorkload } from "../../src/workload/load-workload.ts";
+import { loadWorkload, parseWorkloadArg } from "../../src/workload/load-workload.ts";
+import { parseToolTimeScale, scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
+import { createWorkload } from "../../src/workload/workload.ts";
+
+/** The `--workload` value loaded as it is and with its tool times × `factor`. */
+async function plainAndScaled(workload: string, factor: number) {
+  const spec = parseWorkloadArg(workload, { seed: 7 });
+  return [await loadWorkload(spec), await loadWorkload({ ...spec, toolTimeScale: factor })];
+}
 
 test("--tool-time-scale multiplies every tool time and leaves the rest of each step alone", async () => {
-  const plain = await loadWorkload(resolveSimulateFlags({ workload: "deepseek" }).workload);
-  const slow = await loadWorkload(
-    resolveSimulateFlags({ workload: "deepseek", toolTimeScale: "50" }).workload,
-  );
+  const [plain, slow] = await plainAndScaled("deepseek", 50);
   let tools = 0;
   for (let i = 0; i < 20; i++) {
     const a = plain.programAt(i);
@@ -26,9 +29,7 @@ test("--tool-time-scale multiplies every tool time and leaves the rest of each s
 });
 
 test("--tool-time-scale scales a mix once, by index and by closed-loop slot alike", async () => {
-  const flags = { workload: "mix:chat=0.5,deepseek=0.5" };
-  const plain = await loadWorkload(resolveSimulateFlags(flags).workload);
-  const slow = await loadWorkload(resolveSimulateFlags({ ...flags, toolTimeScale: "3" }).workload);
+  const [plain, slow] = await plainAndScaled("mix:chat=0.5,deepseek=0.5", 3);
   let tools = 0;
   for (let i = 0; i < 6; i++) {
     plain.programAt(i).steps.forEach((s, k) => {
@@ -43,16 +44,31 @@ test("--tool-time-scale scales a mix once, by index and by closed-loop slot alik
       });
     }
   }
-  assert.ok(tools > 0);
+  assert.ok(tools > 0 && plain.mix !== undefined && slow.mix !== undefined);
 });
 
-test("bench takes --tool-time-scale beside --time-scale, and bad values name the flag", () => {
-  const o = resolveCommonFlags({ toolTimeScale: "20", timeScale: "5" });
-  assert.equal(o.workload.toolTimeScale, 20);
-  assert.equal(o.timeScale, 5);
-  for (const bad of ["0", "-1", "abc", "", "Infinity"]) {
+test("human waits of a preset are scaled like tool calls; factor 1 is the workload itself", () => {
+  const chat = createWorkload({ kind: "preset", name: "chat", seed: 4 });
+  assert.equal(scaleToolTimes(chat, 1), chat);
+  const slow = scaleToolTimes(chat, 5);
+  let human = 0;
+  for (let i = 0; i < 10; i++) {
+    chat.programAt(i).steps.forEach((s, k) => {
+      const b = slow.programAt(i).steps[k];
+      assert.equal(b.toolMs, Math.round(s.toolMs * 5));
+      assert.equal(b.human, s.human);
+      if (s.human) human += s.toolMs;
+    });
+  }
+  assert.ok(human > 0, "chat sessions have human waits, or the check is vacuous");
+});
+
+test("the flag's value is a finite number > 0; anything else is a ConfigError naming it", () => {
+  assert.equal(parseToolTimeScale("50"), 50);
+  assert.equal(parseToolTimeScale("0.25"), 0.25);
+  for (const bad of ["0", "-1", "abc", "", " ", "NaN", "Infinity", "1e999"]) {
     assert.throws(
-      () => resolveSimulateFlags({ toolTimeScale: bad }),
+      () => parseToolTimeScale(bad),
       (e: unknown) => e instanceof ConfigError && e.field === "--tool-time-scale",
       `value ${JSON.stringify(bad)}`,
     );
