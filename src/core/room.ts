@@ -71,12 +71,6 @@ export function roomOn(state: SchedulerState, b: BackendBook): number | null {
   return Math.max(belief, truth); // 4
 }
 
-/** The load admission reads: `capacity − roomOn` (0 while the capacity is unknown). */
-export function loadOn(state: SchedulerState, b: BackendBook): number {
-  const room = roomOn(state, b);
-  return room === null || b.capacity === null ? 0 : b.capacity - room;
-}
-
 /**
  * What the pause step still has to free on `b`: the room it lacks, beyond what marked
  * programs will free when their turn ends (tokens + headroom each). Positive = act.

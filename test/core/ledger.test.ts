@@ -39,7 +39,8 @@ test("books follow status, footprint and detach incrementally, back to zero", ()
   );
 });
 
-test("a lent program books nothing on its backend, and everything again once taken back", () => {
+/** Program p (500 tokens, headroom 100) attached to a backend that keeps class books. */
+function attachedWithClassBooks() {
   const b = createBackendBook({ id: "b0", type: "vllm" });
   b.classBooks = createClassBooks();
   const p = createProgramRecord("p", 1, null, 0);
@@ -47,6 +48,11 @@ test("a lent program books nothing on its backend, and everything again once tak
   p.headroom = 100;
   refreshFootprint(p);
   attach(p, b);
+  return { b, p };
+}
+
+test("a lent program books nothing on its backend, and everything again once taken back", () => {
+  const { b, p } = attachedWithClassBooks();
   setLent(p, true);
   assert.deepEqual(
     [
@@ -54,7 +60,7 @@ test("a lent program books nothing on its backend, and everything again once tak
       b.headroomTokens,
       b.actingPrograms,
       b.lentPrograms,
-      b.classBooks[2].actingTokens,
+      b.classBooks?.[2].actingTokens,
     ],
     [0, 0, 1, 1, 0],
     "lent: still on the backend, nothing booked",
@@ -68,13 +74,7 @@ test("a lent program books nothing on its backend, and everything again once tak
 });
 
 test("class books sum headroom through headroom, class, status and detach changes, back to zero", () => {
-  const b = createBackendBook({ id: "b0", type: "vllm" });
-  b.classBooks = createClassBooks();
-  const p = createProgramRecord("p", 1, null, 0);
-  p.knownTokens = 500;
-  p.headroom = 100;
-  refreshFootprint(p);
-  attach(p, b);
+  const { b, p } = attachedWithClassBooks();
   const headroomByClass = () => b.classBooks?.map((c) => c.headroomTokens);
   assert.deepEqual(headroomByClass(), [0, 0, 100, 0], "default class: index 2");
   setHeadroom(p, 400);
