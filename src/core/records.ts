@@ -56,8 +56,6 @@ export interface ProgramRecord {
   toolEma: number;
   /** The resume pass during which it was last paused (such a program waits for the next). */
   pausedInPass: number;
-  /** Set by each resume pass: a parked request waited `ageingMs` (resume-order.ts). */
-  aged: boolean;
   /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
   knownTokens: number;
   /** Messages already covered by `knownTokens` (0 until the first usage). */

@@ -21,26 +21,9 @@ export function resumeGroupOf(p: ProgramRecord): ResumeGroup {
 
 /**
  * The original's order: by group, smallest first within a group (S_restore = 1/c + 1[τ=R],
- * reference §1.3), then by queue entry so equal programs keep first-come order.
+ * where a program's score is 1/context + 1 if a turn waits on it), then by queue entry so equal
+ * programs keep first-come order. The default resume order: waits are bounded by the resume
+ * pass's overdue rule (resume.ts case 1), not by this order.
  */
 export const groupThenSmallest: ResumeOrder = (a, b) =>
   resumeGroupOf(a) - resumeGroupOf(b) || a.tokens - b.tokens || a.queueSeq - b.queueSeq;
-
-/** When the program's oldest parked request was parked (parked in time order). */
-function oldestParkedAt(p: ProgramRecord): number {
-  return p.parked.length === 0 ? Number.POSITIVE_INFINITY : (p.parked[0].parkedAt as number);
-}
-
-/**
- * The default: the original's order with ageing. Within a group, aged programs (a parked
- * request waited `ageingMs`; `aged` is set by each resume pass) come first, oldest first; the
- * rest smallest first. Smallest-first alone lets small programs overtake a large one forever
- * (on the DeepSeek trace ~10% of paused steps waited over 20 min and ~70 an hour hit the
- * 1800 s forced resume: src/core/README.md "Evidence").
- */
-export const groupAgedThenSmallest: ResumeOrder = (a, b) =>
-  resumeGroupOf(a) - resumeGroupOf(b) ||
-  Number(b.aged) - Number(a.aged) ||
-  (a.aged ? oldestParkedAt(a) - oldestParkedAt(b) : 0) ||
-  a.tokens - b.tokens ||
-  a.queueSeq - b.queueSeq;

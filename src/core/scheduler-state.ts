@@ -180,7 +180,6 @@ export function createProgramRecord(
     lent: false,
     toolEma: -1,
     pausedInPass: -1,
-    aged: false,
     knownTokens: 0,
     countedMessages: 0,
     steps: 0,

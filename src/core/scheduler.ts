@@ -19,7 +19,7 @@ import {
   tryCommitFirstByte,
 } from "./request-lifecycle.ts";
 import { tryResume } from "./resume.ts";
-import { groupAgedThenSmallest } from "./resume-order.ts";
+import { groupThenSmallest } from "./resume-order.ts";
 import {
   assertBackends,
   assertSchedulerConfig,
@@ -47,7 +47,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
   assertBackends(options.backends);
   const config = resolveSchedulerConfig(options.config);
   const state = createSchedulerState(config, options.backends, options.effects, {
-    resumeOrder: options.policies?.resumeOrder ?? groupAgedThenSmallest,
+    resumeOrder: options.policies?.resumeOrder ?? groupThenSmallest,
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
   });
