@@ -4,7 +4,7 @@
  * (`toErrorResponse`). Route handlers throw; the HTTP layers' `onError` hooks call
  * `toErrorResponse`. DESIGN.md convention 5.
  *
- * `type` follows vLLM's names (reference/vllm-backend.md §3.7) so that a client sees the same
+ * `type` follows vLLM's names so that a client sees the same
  * envelope whether it talks to vLLM, the simulated backend or the router.
  */
 
@@ -30,7 +30,7 @@ export type ErrorCode =
   | "injected_failure"
   | "internal";
 
-/** vLLM's error `type` per HTTP status (reference/vllm-backend.md §3.7). */
+/** vLLM's error `type` per HTTP status. */
 const TYPE_BY_STATUS: Record<number, string> = {
   400: "BadRequestError",
   401: "AuthenticationError",

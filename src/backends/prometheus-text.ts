@@ -1,6 +1,6 @@
 /**
  * A small reader for the Prometheus text exposition format, enough for engine `/metrics`
- * (reference/vllm-backend.md §1.1): `name{label="v",...} value [timestamp]` lines, comments
+ *: `name{label="v",...} value [timestamp]` lines, comments
  * skipped, label values unescaped. Family and sample order are not relied on (§1.5 notes).
  */
 

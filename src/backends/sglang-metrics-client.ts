@@ -1,5 +1,5 @@
 /**
- * SGLang (reference/vllm-backend.md §2): `sglang:*` gauges from `/metrics`, and KV capacity
+ * SGLang: `sglang:*` gauges from `/metrics`, and KV capacity
  * from `GET /get_server_info` → `max_total_num_tokens` (fallback
  * `internal_states[0].memory_usage.token_capacity`, or the `sglang:max_total_num_tokens` gauge
  * of recent releases), §2.3. Capacity is asked for again on every poll while it is unknown, so

@@ -1,5 +1,5 @@
 /**
- * One keep-alive undici Pool per backend (DESIGN.md performance habits), shared by the
+ * One keep-alive undici Pool per backend, shared by the
  * forwarder, the metrics clients and `/v1/models`. A backend id is its base URL, which may carry
  * a path prefix; `pathFor` puts the prefix in front of an API path.
  */

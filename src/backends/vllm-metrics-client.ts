@@ -1,5 +1,5 @@
 /**
- * vLLM's `/metrics` (reference/vllm-backend.md §1). Capacity = `kv_cache_size_tokens` when the
+ * vLLM's `/metrics`. Capacity = `kv_cache_size_tokens` when the
  * build exports it, else `block_size × num_gpu_blocks` from `vllm:cache_config_info` (§1.4),
  * summed over data-parallel engines; every other family is aggregated over the `engine` label
  * (§1.2: "match by family name, aggregate over engine"). Deprecated twins are read as fallbacks.

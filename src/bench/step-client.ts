@@ -17,7 +17,7 @@ export interface StepRequest {
   messages: ChatMessage[];
   /** Exact output length: sent as `max_tokens` with `ignore_eos` (agent-workloads.md §4). */
   maxTokens: number;
-  /** Sent as header `x-priority` (issue 5); absent = no header (the router's `default`). */
+  /** Sent as header `x-priority`; absent = no header (the router's `default`). */
   priorityClass?: string;
   /** Called once, when the first output token arrives (TTFT). */
   onFirstToken?: () => void;
@@ -60,7 +60,7 @@ export interface StepClientOptions {
 
 /** Router header: how long maitred held the request before forwarding it. */
 export const PAUSED_MS_HEADER = "x-maitred-paused-ms";
-/** The class header maitred reads (issue 5). */
+/** The class header maitred reads. */
 export const PRIORITY_HEADER = "x-priority";
 const MS_PER_S = 1000;
 
@@ -93,7 +93,7 @@ function parseJson(text: string): unknown {
 const asObj = (v: unknown): Json | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
-/** The router marks a request cancelled for a higher class (issue 5): `…_preempted` kinds. */
+/** The router marks a request cancelled for a higher class: `…_preempted` kinds. */
 export const PREEMPTED_HEADER = "x-maitred-preempted";
 
 /**

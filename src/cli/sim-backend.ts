@@ -1,5 +1,5 @@
 /**
- * `maitred sim-backend`: a simulated vLLM/SGLang server (reference/vllm-backend.md). Flags
+ * `maitred sim-backend`: a simulated vLLM/SGLang server. Flags
  * arrive as strings and are validated by the sim-server options schema, so a bad value is a
  * ConfigError naming the flag (exit 2).
  */

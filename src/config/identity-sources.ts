@@ -5,8 +5,8 @@ import { parseList, type ValueSource } from "./parse-value.ts";
  * Where a request's program id may come from; the router tries them in the configured order
  * and the first match wins. Default order from the task: body `program_id` (ThunderAgent),
  * `extra_body.program_id` (OpenAI clients that do not merge extra_body), header `x-program-id`,
- * agent-harness session headers (reference/peers.md §10), Dynamo's
- * `nvext.agent_context.trajectory_id` (reference/thunderagent.md §4.2).
+ * agent-harness session headers, Dynamo's
+ * `nvext.agent_context.trajectory_id`.
  */
 export const IDENTITY_SOURCES = [
   "program_id",

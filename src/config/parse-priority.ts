@@ -1,5 +1,5 @@
 /**
- * The `priority:` section of the config file (issue 5) and its `--priority` switch. What is
+ * The `priority:` section of the config file and its `--priority` switch. What is
  * decided where:
  *   - the shape and types (unknown keys, a class name that is not one, a number that is not a
  *     number, an API key given to two tenants) are a `ConfigError` at startup naming the field:

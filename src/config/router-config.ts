@@ -1,5 +1,5 @@
 /**
- * The router's one configuration schema (DESIGN.md convention 9): every setting with its
+ * The router's one configuration schema: every setting with its
  * default, its flag, its environment twin and its parser. Flags, `MAITRED_*` variables and the
  * YAML file are all read through this table, so a setting cannot exist in one and not the others.
  * Defaults follow ThunderAgent's CLI (reference/thunderagent.md §3.1, §3.3) unless noted; the
@@ -67,7 +67,7 @@ export interface RouterConfig {
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
   sim: Record<string, unknown>;
-  /** Priority classes and tenants (issue 5); off by default. */
+  /** Priority classes and tenants; off by default. */
   priority: RouterPriority;
   /** `--queue-policy`: overrides the section's `queue_policy`; null = the section's or `ta`. */
   queuePolicy: QueuePolicy | null;
@@ -89,7 +89,7 @@ export interface FieldSpec {
   parse(raw: unknown, src: ValueSource): unknown;
 }
 
-/** ThunderAgent's httpx timeout for backend calls (reference/thunderagent.md §3.3). */
+/** ThunderAgent's httpx timeout for backend calls. */
 const UPSTREAM_TIMEOUT_S = 900;
 /** ThunderAgent's metrics client timeout (§3.3). */
 const POLL_TIMEOUT_S = 10;

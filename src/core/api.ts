@@ -96,7 +96,7 @@ export interface SchedulerConfig {
   /** Consecutive failed polls/forwards before a backend is unhealthy. */
   unhealthyAfterFailures: number;
   /**
-   * Priority classes, reservations and per-class queues (issue 5). Absent = off (tr exactly as
+   * Priority classes, reservations and per-class queues. Absent = off (tr exactly as
    * before); `{}` = the built-in class defaults. Invalid = logged at error, run without (never
    * throws). tr mode only.
    */

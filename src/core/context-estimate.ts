@@ -14,7 +14,7 @@ function sumFrom(chars: readonly number[], start: number): number {
 
 /**
  * Tokens of a request's context before the engine answers. The original re-estimated the whole
- * payload on every turn, overwriting the exact count (reference §3.11.9); here the engine's
+ * payload on every turn, overwriting the exact count; here the engine's
  * last total is kept and only what is new is estimated. Cases:
  *   1. no usage seen yet for the program (or anonymous): all characters over the ratio;
  *   2. the request extends the conversation the last usage covered (at least as many

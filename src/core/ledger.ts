@@ -10,7 +10,7 @@ import type {
 /**
  * Per-backend token books, kept incrementally: every change to a program's footprint, status,
  * mark or placement adjusts its backend's sums by the delta (O(1)), so reading `used` never
- * rescans programs (DESIGN.md "Performance habits"; the original recomputes sums per access).
+ * rescans programs.
  */
 
 export function activePrograms(b: BackendBook): number {

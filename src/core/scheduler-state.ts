@@ -64,7 +64,7 @@ export interface SchedulerState {
   resumePass: number;
   /** Placement counter behind `ProgramRecord.admitSeq`. */
   admitSeq: number;
-  /** Priority classes, reservations and per-class queues; null = priorities off (issue 5). */
+  /** Priority classes, reservations and per-class queues; null = priorities off. */
   priority: PriorityState | null;
   /** All programs' recent step growths: the headroom of programs without their own (tokens). */
   readonly growthPrior: MedianWindow;

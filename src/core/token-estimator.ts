@@ -28,7 +28,7 @@ export function createTokenEstimator(initialRatio = INITIAL_CHARS_PER_TOKEN): To
       // A zero or missing sample would poison the ratio (division by zero, NaN).
       if (!(promptChars > 0) || !(promptTokens > 0)) return;
       const sample = promptChars / promptTokens;
-      // First sample is assigned directly, later ones with momentum (reference §3.3).
+      // First sample is assigned directly, later ones with momentum.
       ratio = learned
         ? CHARS_PER_TOKEN_SAMPLE_WEIGHT * sample + (1 - CHARS_PER_TOKEN_SAMPLE_WEIGHT) * ratio
         : sample;

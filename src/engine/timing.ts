@@ -1,5 +1,5 @@
 /**
- * Step time model and named hardware/model profiles (reference/vllm-backend.md §5).
+ * Step time model and named hardware/model profiles.
  *
  *     step = t_fixed + max(t_weights, b·T) + c·K + d·A
  *

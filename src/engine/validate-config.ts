@@ -1,5 +1,5 @@
 /**
- * EngineConfig validation: every error names the field (DESIGN.md convention 9). Like vLLM,
+ * EngineConfig validation: every error names the field. Like vLLM,
  * an engine whose KV cache cannot hold one `maxModelLen` sequence refuses to start
  * (reference §4.1 "Startup check").
  */

@@ -1,6 +1,6 @@
 /**
  * Every Prometheus metric maitred exports, declared in this one file on one injected Registry
- * (DESIGN.md convention 8; reference/codebase-models.md §4). Point-in-time values are gauges
+ *. Point-in-time values are gauges
  * whose `collect()` reads the scheduler snapshot taken once per scrape; decision counters are
  * synced from the core's monotonic counters; per-request figures are observed by the proxy.
  * No label ever carries a program id: labels are backend URLs (configured, bounded), program
@@ -36,13 +36,13 @@ export interface RouterMetrics {
   tick(seconds: number): void;
 }
 
-/** Pause durations span seconds to the 30-minute forced resume (reference §3.3). */
+/** Pause durations span seconds to the 30-minute forced resume. */
 const PAUSE_BUCKETS_S = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
-/** vLLM's e2e latency buckets (reference/vllm-backend.md §1.3), so dashboards line up. */
+/** vLLM's e2e latency buckets, so dashboards line up. */
 const REQUEST_BUCKETS_S = [
   0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680,
 ];
-/** vLLM's time-to-first-token buckets (reference/vllm-backend.md §1.3). */
+/** vLLM's time-to-first-token buckets. */
 const TTFT_BUCKETS_S = [
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
   160, 640, 2560,

@@ -1,7 +1,7 @@
 /**
  * The router's HTTP surface as one Hono app: the OpenAI routes that are proxied, and the admin
  * and observability routes. Every error, from any route, becomes the OpenAI envelope in
- * `onError` via `toErrorResponse` (DESIGN.md convention 5); no route has its own try/catch.
+ * `onError` via `toErrorResponse`; no route has its own try/catch.
  */
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";

@@ -19,7 +19,7 @@ export interface ProxyDeps {
   inflight: InflightTracker;
   identityOrder: readonly IdentitySource[];
   /**
-   * Priority classes (issue 5): resolves each request's class; null while priorities are off,
+   * Priority classes: resolves each request's class; null while priorities are off,
    * and then nothing about a request's class is read, stripped or gated.
    */
   priority: ClassResolver | null;

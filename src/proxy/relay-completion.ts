@@ -8,8 +8,8 @@
  * Responses are written straight to Node's ServerResponse: status, headers and bytes pass
  * through as the backend sent them, chunk by chunk with backpressure. Errors raised before
  * anything was written are thrown to Hono's onError (the one envelope mapping); after that the
- * stream gets an SSE error event, as vLLM does mid-stream (reference/vllm-backend.md §3.4).
- * With priorities on (issue 5) nothing is written before the core commits the first byte, so a
+ * stream gets an SSE error event, as vLLM does mid-stream.
+ * With priorities on nothing is written before the core commits the first byte, so a
  * request preempted before it is always answered with a clean 503 envelope.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";

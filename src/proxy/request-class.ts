@@ -1,7 +1,7 @@
 /**
- * A request's priority class and tenant (issue 5), resolved before the core hears of it:
+ * A request's priority class and tenant, resolved before the core hears of it:
  *   1. the requested class is header `x-priority`, else a STRING body field `priority`; an
- *      integer `priority` is vLLM's own scheduling field (reference/vllm-backend.md §3.2) and
+ *      integer `priority` is vLLM's own scheduling field and
  *      is forwarded untouched, a string one is maitred's and is removed from the body (vLLM
  *      would answer it with 400, §3.3);
  *   2. the tenant is the one a mapped bearer API key names (`Authorization: Bearer <key>`),

@@ -25,7 +25,7 @@ export interface SseRelay {
   readonly contentEvents: number;
   /**
    * The last usage seen. The last, not the first: with `continuous_usage_stats` every event
-   * carries a running usage and only the final one is complete (reference §3.4).
+   * carries a running usage and only the final one is complete.
    */
   readonly usage: Usage | null;
 }

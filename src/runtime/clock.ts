@@ -1,6 +1,6 @@
 /**
  * Time for the runtime. Production uses the wall clock; tests use a manual clock whose time
- * moves only when the test says so (DESIGN.md convention 11: no sleeps, no wall-clock asserts).
+ * moves only when the test says so.
  */
 
 export interface TimerHandle {

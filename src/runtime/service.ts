@@ -1,6 +1,6 @@
 /**
  * The router's composition root: builds every part from a validated RouterConfig and wires
- * them (DESIGN.md: "nothing happens at import time"). `startRouter` is also the programmatic
+ * them. `startRouter` is also the programmatic
  * entry for tests, benchmarks and the simulator: it returns the URL and a graceful `close()`.
  */
 import { once } from "node:events";

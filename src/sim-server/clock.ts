@@ -1,6 +1,6 @@
 /**
  * The driver's window onto time, so tests can run the real-time driver on a manual clock
- * (DESIGN.md convention 11: tests never sleep).
+ *.
  */
 
 export interface DriverClock {

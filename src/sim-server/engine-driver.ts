@@ -28,7 +28,7 @@ export interface EngineDriver {
   submit(request: Omit<EngineRequest, "arrivalTime">, listener: RequestListener): number;
   /**
    * Drop a request (client gone, injected failure). Its outputs stop at once; the engine
-   * abort lands at the next step boundary, i.e. within one engine step (reference §3.9).
+   * abort lands at the next step boundary, i.e. within one engine step.
    */
   abort(id: string): void;
   onEvent(listener: (event: DriverEvent) => void): () => void;

@@ -1,7 +1,7 @@
 /**
  * `POST /v1/chat/completions` and `POST /v1/completions`: an SSE stream or one JSON body
  * (reference §3.4–§3.5). A client that goes away aborts its engine request, through the
- * stream's `cancel` or the request's AbortSignal (reference §3.9).
+ * stream's `cancel` or the request's AbortSignal.
  */
 
 import type { Context } from "hono";
@@ -58,7 +58,7 @@ function streamResponse(
       if (spec.includeUsage) push(writer.usage(usage));
       close();
     },
-    // vLLM sends a mid-stream error as one data event, then [DONE] (reference §3.4).
+    // vLLM sends a mid-stream error as one data event, then [DONE].
     fail(error) {
       if (!open) return;
       push(sseEvent(errorBodyJson(error)));

@@ -3,7 +3,7 @@
  * Chat chunks are dumped with `exclude_unset` (only set keys), completion chunks with every
  * field, full responses with every field (nulls included). Strings are assembled around a
  * per-request prefix so each streamed token costs one `JSON.stringify` of its text
- * (DESIGN.md "Performance habits").
+ *.
  */
 
 import type { FinishReason } from "../engine/types.ts";
@@ -31,7 +31,7 @@ export interface UsageCounts {
   cachedTokens: number | null;
 }
 
-/** Key order is pydantic's field order: prompt, total, completion (reference §3.4). */
+/** Key order is pydantic's field order: prompt, total, completion. */
 function usageBody(u: UsageCounts, nullDetails: boolean): string {
   const head = `{"prompt_tokens":${u.promptTokens},"total_tokens":${u.promptTokens + u.completionTokens},"completion_tokens":${u.completionTokens}`;
   if (u.cachedTokens !== null)

@@ -72,7 +72,7 @@ export const SIM_BACKEND_DEFAULTS = {
   streamErrorAfter: null,
 } as const satisfies Partial<SimBackendOptions>;
 
-/** vLLM accepts these block sizes on CUDA (reference §4.1). */
+/** vLLM accepts these block sizes on CUDA. */
 const BLOCK_SIZES = [1, 8, 16, 32, 64, 128];
 const MAX_PORT = 65_535;
 const MAX_INT = 2 ** 31 - 1;

@@ -12,7 +12,7 @@ import type { Endpoint, ResponseMeta } from "./openai-shapes.ts";
 import type { SimBackendOptions } from "./options.ts";
 import { parseChatBody, parseCompletionBody, parseJsonObject } from "./request-parse.ts";
 
-/** vLLM's default `max_tokens` for `/v1/completions` (reference §3.2). */
+/** vLLM's default `max_tokens` for `/v1/completions`. */
 const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 /** Ids the tokenizer can produce: the vocabulary plus the special tokens after it. */
 const ID_LIMIT = VOCAB_SIZE + SPECIAL_TOKENS.length;

@@ -1,7 +1,7 @@
 /**
  * Prometheus text exposition written the way Python's `prometheus_client.generate_latest`
  * writes it, because vLLM and SGLang render `/metrics` with that library and routers (and our
- * golden files) compare bytes (reference/vllm-backend.md §1.1). prom-client cannot produce this
+ * golden files) compare bytes. prom-client cannot produce this
  * format: it prints `12` where Python prints `12.0`, and it has no `_created` families.
  */
 
@@ -130,5 +130,5 @@ export function createExpositionWriter(options: ExpositionWriterOptions): Exposi
   };
 }
 
-/** prometheus_client's default content type (reference/vllm-backend.md §1.1). */
+/** prometheus_client's default content type. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

@@ -106,7 +106,7 @@ function generationParams(body: Obj, maxTokensField: unknown): GenerationParams 
   if (so !== undefined && so !== null) {
     if (!isObj(so))
       throw Errors.badRequest("Field `stream_options` must be an object.", "stream_options");
-    // Verbatim vLLM validator message (reference §3.3).
+    // Verbatim vLLM validator message.
     if (!stream) {
       throw Errors.badRequest(
         "Stream options can only be defined when `stream=True`.",

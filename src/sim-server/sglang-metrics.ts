@@ -11,12 +11,12 @@ import type { EngineDriver } from "./engine-driver.ts";
 import { createExpositionWriter, type Labels } from "./prom-format.ts";
 import type { FinishedRequest, RequestObserver } from "./request-observer.ts";
 
-/** SGLang's `--decode-log-interval` default (reference §2.1). */
+/** SGLang's `--decode-log-interval` default. */
 export const DECODE_LOG_INTERVAL = 40;
 /** "During idle time, also collect metrics every 30 seconds" (SGLang scheduler). */
 const IDLE_LOG_INTERVAL_S = 30;
 
-/** sgl-project/sglang `python/sglang/srt/metrics/collector.py` bucket lists (reference §2.2). */
+/** sgl-project/sglang `python/sglang/srt/metrics/collector.py` bucket lists. */
 const TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400];
 const ITL_BUCKETS = [
   0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2,
@@ -26,7 +26,7 @@ const E2E_BUCKETS = [
   0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400,
 ];
 
-/** Older SGLang rounds token_usage to two decimals (reference §2.1). */
+/** Older SGLang rounds token_usage to two decimals. */
 const TOKEN_USAGE_DECIMALS = 100;
 
 export function createHistogramData(buckets: readonly number[]): HistogramData {

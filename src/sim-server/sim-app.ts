@@ -1,6 +1,6 @@
 /**
  * The simulated backend's Hono app: generation routes, the small endpoints, and the one
- * `onError` that maps everything thrown to the OpenAI envelope (DESIGN.md convention 5).
+ * `onError` that maps everything thrown to the OpenAI envelope.
  */
 
 import { randomUUID } from "node:crypto";
@@ -41,7 +41,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
   const logger = deps.logger ?? silentLogger;
   const wallNow = deps.wallNow ?? Date.now;
   const startedAt = deps.startedAt ?? wallNow() / MS_PER_S;
-  // Block 0 is the null block (reference §4.3), so the pool holds numGpuBlocks − 1 blocks.
+  // Block 0 is the null block, so the pool holds numGpuBlocks − 1 blocks.
   const maxTotalNumTokens = (options.numGpuBlocks - 1) * options.blockSize;
 
   let seq = 0;

@@ -47,7 +47,7 @@ export function startGeneration(
   const usage = (): UsageCounts => ({
     promptTokens: spec.promptTokens.length,
     completionTokens,
-    // v0.11-era vLLM omits the details when nothing was cached (reference §3.6).
+    // v0.11-era vLLM omits the details when nothing was cached.
     cachedTokens: deps.reportCachedTokens && cachedTokens > 0 ? cachedTokens : null,
   });
 

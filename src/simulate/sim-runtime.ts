@@ -13,7 +13,7 @@ import type { RequestResult, SimRequest } from "./sim-request.ts";
 /**
  * The simulator runtime: maitred's real scheduler core (src/core/scheduler.ts, the very code
  * `maitred serve` runs) driven in virtual time, with in-process engines where the HTTP runtime
- * has sockets (DESIGN.md "Two runtimes, one core"). No scheduling rule lives here; this file
+ * has sockets. No scheduling rule lives here; this file
  * only translates:
  *
  *   core Effects → engines:  dispatch → submit the prompt to that backend's engine;
@@ -174,7 +174,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     const now = nowMs();
     const n = o.completionTokens;
     if (n === 1) {
-      // The first byte to the client: committed first, as the HTTP relay does (issue 5), so a
+      // The first byte to the client: committed first, as the HTTP relay does, so a
       // request is either preempted or delivered, never both. Effects run synchronously here,
       // so a preempted request has already left `live`; false would mean "deliver nothing".
       if (!(scheduler.tryCommitFirstByte?.(o.id) ?? true)) return;

@@ -2,13 +2,13 @@ import { bookedHeadroom, bookedTokens } from "../ledger.ts";
 import type { PauseVictimFn, PauseVictims, ProgramRecord } from "../records.ts";
 import { CLASS_COUNT, classIndex } from "./priority-classes.ts";
 
-/** `system` programs are never paused (issue 5). */
+/** `system` programs are never paused. */
 const SYSTEM = classIndex("system");
 
 const bySizeThenSeq = (a: ProgramRecord, b: ProgramRecord) => a.tokens - b.tokens || a.seq - b.seq;
 
 /**
- * Priority-aware pause victims on one over-capacity backend (issue 5). Cases, in order:
+ * Priority-aware pause victims on one over-capacity backend. Cases, in order:
  *   1. classes from the lowest up: `bulk`, then `default`, then `interactive` only when nothing
  *      lower is left to pause or mark; `system` is never a victim;
  *   2. within a class the tr rules (pause-victims.ts): ACTING programs smallest first are

@@ -82,7 +82,7 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
  *      victim gives way (preemption.ts) and the program runs on the victim's backend;
  *   5. its class's queue is full → 429 queue_full at once (a new program is not even created);
  *   6. otherwise it is queued and the request parked; a resume pass runs at once.
- * A program takes the class of its latest request (issue 5).
+ * A program takes the class of its latest request.
  */
 export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: number[]): void {
   const pr = state.priority as PriorityState;

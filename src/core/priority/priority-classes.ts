@@ -9,7 +9,7 @@ export const PRIORITY_CLASSES = ["system", "interactive", "default", "bulk"] as 
 
 export type PriorityClass = (typeof PRIORITY_CLASSES)[number];
 
-/** A request with no class header or body field gets this class (issue 5). */
+/** A request with no class header or body field gets this class. */
 export const DEFAULT_PRIORITY_CLASS: PriorityClass = "default";
 
 /** Position in `PRIORITY_CLASSES`: 0 = system (highest) … 3 = bulk (lowest). */
