@@ -198,6 +198,11 @@ export interface SchedulerSnapshot {
   mode: RouterMode;
   now: number;
   programs: ProgramView[];
+  /**
+   * The one-step programs of requests sent without a program id, on a backend or queued
+   * (their ids are `anonymous request <request id>`); not in `programs`, which lists named ones.
+   */
+  anonymousPrograms: ProgramView[];
   backends: BackendView[];
   counters: SchedulerCounters;
   /** Requests parked (waiting for resume or for a first placement). */

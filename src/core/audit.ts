@@ -1,12 +1,14 @@
 import { bookedHeadroom, bookedTokens, creditTokensOf, footprintOf } from "./ledger.ts";
-import type { BackendBook } from "./records.ts";
+import type { BackendBook, ClassBook, ProgramRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
- * The books recounted from scratch: every per-backend sum the ledger keeps incrementally,
- * derived again from the program and request records, plus the queue's counters. Returns one
- * line per disagreement (empty = consistent). O(programs + requests); the property tests call
- * it after every event, the run loop never does.
+ * The books recounted from scratch: every per-backend sum the ledger keeps incrementally
+ * (per-class sums and the acting-token decay included), derived again from the program and
+ * request records, plus the queue's counters and every program's own fields, the one-step
+ * programs of anonymous requests included. Returns one line per disagreement (empty =
+ * consistent). O(programs + requests); the property tests call it after every event, the run
+ * loop never does.
  */
 
 type Sums = Record<string, number>;
@@ -61,22 +63,65 @@ function expected(state: SchedulerState, b: BackendBook): Sums {
   return s;
 }
 
+function compare(out: string[], where: string, got: Sums, want: Sums): void {
+  for (const key of Object.keys(want)) {
+    if (Math.abs(got[key] - want[key]) > EPSILON) {
+      out.push(`${where}.${key}: books ${got[key]}, recount ${want[key]}`);
+    }
+  }
+}
+
+/** Per-class sums on `b`, recounted (priorities on). */
+function auditClassBooks(out: string[], b: BackendBook, books: readonly ClassBook[]): void {
+  const want = books.map(() => ({
+    reasoningTokens: 0,
+    actingTokens: 0,
+    programs: 0,
+    headroomTokens: 0,
+  }));
+  for (const p of b.programs) {
+    const w = want[p.cls];
+    if (p.status === "REASONING") w.reasoningTokens += bookedTokens(p);
+    else w.actingTokens += bookedTokens(p);
+    w.programs++;
+    w.headroomTokens += bookedHeadroom(p);
+  }
+  books.forEach((got, cls) => {
+    compare(out, `${b.id}.class${cls}`, got as unknown as Sums, want[cls]);
+  });
+}
+
+/**
+ * The acting-token decay, compared at `now` (where rounding residues of programs long gone
+ * have decayed away) rather than as the raw accumulator, whose scale moves with its base.
+ */
+function auditDecay(out: string[], b: BackendBook, now: number): void {
+  let want = 0;
+  for (const p of b.programs) {
+    if (p.status === "ACTING") want += bookedTokens(p) * 2 ** (-(now - p.actingSince) / 1000);
+  }
+  const got = Math.max(0, b.decaySum * 2 ** (-(now - b.decayBase) / 1000));
+  if (Math.abs(got - want) > 1e-3 * Math.max(1, want)) {
+    out.push(`${b.id}.decayedActingTokens: books ${got}, recount ${want}`);
+  }
+}
+
 export function auditBooks(state: SchedulerState): string[] {
   const out: string[] = [];
+  const anonymous: ProgramRecord[] = [];
   for (const b of state.backends) {
-    const want = expected(state, b);
     const got: Sums = { ...(b as unknown as Sums), inFlight: b.inFlight.size };
-    for (const key of Object.keys(want)) {
-      if (Math.abs(got[key] - want[key]) > EPSILON) {
-        out.push(`${b.id}.${key}: books ${got[key]}, recount ${want[key]}`);
-      }
-    }
+    compare(out, b.id, got, expected(state, b));
+    if (b.classBooks !== null) auditClassBooks(out, b, b.classBooks);
+    auditDecay(out, b, state.now);
     for (const p of b.programs) {
       if (p.backend !== b || p.state !== "ACTIVE")
         out.push(`${p.id} listed on ${b.id} but not there`);
+      if (p.anonymous) anonymous.push(p);
     }
   }
-  for (const p of state.programs.values()) {
+  for (const p of state.queue) if (p.anonymous) anonymous.push(p);
+  for (const p of [...state.programs.values(), ...anonymous]) {
     if (p.tokens !== footprintOf(p))
       out.push(`${p.id}: tokens ${p.tokens}, footprint ${footprintOf(p)}`);
     if (p.lent && p.status !== "ACTING") out.push(`${p.id}: lent while ${p.status}`);

@@ -13,10 +13,7 @@ export function singleClassRules(state: {
   const bound = Math.min(ageingMs > 0 ? ageingMs : Number.POSITIVE_INFINITY, maxPauseMs);
   return {
     overdueOrder: [DEFAULT_CLASS_INDEX],
-    head() {
-      for (const r of state.parkedOrder.values()) return r;
-      return undefined;
-    },
+    parked: () => state.parkedOrder.values(),
     overdueAfterMs: () => bound,
     hold: () => 0,
     mayDisplace: () => true,

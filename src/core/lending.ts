@@ -1,7 +1,7 @@
 import { setLent } from "./ledger.ts";
 import { observeMedian } from "./median-window.ts";
 import type { ProgramRecord } from "./records.ts";
-import { LEND_FALLBACK_TOOL_MS, TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
+import { TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -20,19 +20,21 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *
  * The expected tool time is the program's own (a moving average of its tool calls), else the
  * median of the last tool calls of all programs (median-window.ts: one outlier cannot move
- * it far), else LEND_FALLBACK_TOOL_MS before any tool call has been seen.
+ * it far). Before any tool call has been seen it is unknown, and the program holds its room for
+ * `lendMaxHoldMs`: an unknown tool time is no evidence of a long one.
  */
 
-export function expectedToolMs(state: SchedulerState, p: ProgramRecord): number {
+export function expectedToolMs(state: SchedulerState, p: ProgramRecord): number | null {
   if (p.toolEma >= 0) return p.toolEma;
   const prior = state.toolPrior.median;
-  return Number.isNaN(prior) ? LEND_FALLBACK_TOOL_MS : prior;
+  return Number.isNaN(prior) ? null : prior;
 }
 
 /** How long an ACTING program keeps its room booked before lending it (ms). */
 export function lendAfterMs(state: SchedulerState, p: ProgramRecord): number {
   const { lendAfterToolTimes, lendMaxHoldMs } = state.config;
   const expected = expectedToolMs(state, p);
+  if (expected === null) return lendMaxHoldMs;
   if (expected > lendMaxHoldMs) return 0; // not back soon: its room is worth more to others
   return Math.min(lendMaxHoldMs, lendAfterToolTimes * expected);
 }
@@ -46,15 +48,21 @@ export function lendIdleRoom(state: SchedulerState): void {
     for (const p of b.programs) {
       if (p.status !== "ACTING" || p.lent || p.markedForPause) continue;
       if (state.now - p.actingSince < lendAfterMs(state, p)) continue;
-      setLent(p, true);
-      state.effects.log("debug", "idle program's room lent", {
-        programId: p.id,
-        backend: b.id,
-        tokens: p.tokens,
-        actingMs: state.now - p.actingSince,
-      });
+      lendRoom(state, p, "tool call ran long");
     }
   }
+}
+
+/** Lend an ACTING program's booked room (it stays on its backend). */
+export function lendRoom(state: SchedulerState, p: ProgramRecord, why: string): void {
+  setLent(p, true);
+  state.effects.log("debug", "idle program's room lent", {
+    programId: p.id,
+    backend: p.backend?.id ?? null,
+    tokens: p.tokens,
+    actingMs: state.now - p.actingSince,
+    why,
+  });
 }
 
 /**

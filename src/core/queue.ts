@@ -91,3 +91,9 @@ export function touch(state: SchedulerState, p: ProgramRecord): void {
   state.idleOrder.delete(p);
   state.idleOrder.add(p);
 }
+
+/** The first item of an iteration (the oldest parked request of a class), or undefined. */
+export function firstOf<T>(items: Iterable<T>): T | undefined {
+  for (const item of items) return item;
+  return undefined;
+}

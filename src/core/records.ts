@@ -227,8 +227,8 @@ export type ResumeOrder = (a: ProgramRecord, b: ProgramRecord) => number;
 export interface ClassRules {
   /** The classes whose queue heads are checked for overdue waits, in that order. */
   readonly overdueOrder: readonly ClassIndex[];
-  /** The oldest parked request of class `cls`, or undefined. */
-  head(cls: ClassIndex): RequestRecord | undefined;
+  /** The parked requests of class `cls`, oldest first. */
+  parked(cls: ClassIndex): Iterable<RequestRecord>;
   /** How long class `cls`'s head may wait before room is made for it (ms; ∞ = never). */
   overdueAfterMs(cls: ClassIndex): number;
   /** Room on `b` held back from class `cls` (higher classes' idle reservations). */

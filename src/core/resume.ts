@@ -1,12 +1,14 @@
 import { deadlineOf } from "./deadline.ts";
+import { refreshHeadroom } from "./headroom.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
+import { lendRoom } from "./lending.ts";
 import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
 import { countPromotion } from "./priority/priority-state.ts";
 import { pauseProgram, resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
-import type { BackendBook, ProgramRecord } from "./records.ts";
-import { roomOn } from "./room.ts";
+import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
+import { markedRoom, roomAfterFreeing, roomOn } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 type Rooms = (number | null)[];
@@ -17,17 +19,19 @@ type Rooms = (number | null)[];
  * A program's need is its tokens plus its learned headroom (headroom.ts); a backend's room is
  * room.ts `roomOn` (the books corrected by the engine's truth). Cases:
  *
- *   1. Overdue heads. For each class in `rules.overdueOrder`, while the oldest parked request
- *      has waited past its class's bound (`overdueAfterMs`: the ageing bound, at most the
- *      max pause), its program is seated: in any room that fits, else on the backend with the
- *      most room once the victims its class may displace are freed (ACTING ones paused at
- *      once, REASONING ones marked: pause-step.ts `makeRoom`). While marked programs have not
- *      ended their turn the backend is held for it (nothing else is placed there) and it is
- *      seated as soon as the room is there. Once it has waited the max pause it is seated at
- *      once (a forced resume): its marked programs aside, the backend is then over capacity
- *      by less than this one program, and the marked ones free their room at their turn's end. So no request waits longer
- *      than the max pause (plus the time to the tick that finds it, which the runtimes arm
- *      at `nextDeadline`), and smallest-first resume cannot starve a large program.
+ *   1. Overdue requests. For each class in `rules.overdueOrder`, every parked request that has
+ *      waited past its class's bound (`overdueAfterMs`: the ageing bound, at most the max
+ *      pause), oldest first, has its program seated: in any room that fits, else on the
+ *      backend with the most room once the victims its class may displace are freed (ACTING
+ *      ones paused at once, REASONING ones marked: pause-step.ts `makeRoom`). While marked
+ *      programs have not ended their turn the backend is held for it (nothing else is placed
+ *      there) and it is seated as soon as the room is there. Once it has waited the max pause
+ *      it is seated at once (a forced resume): its marked programs aside, the backend is then
+ *      over capacity by less than this one program, and the marked ones free their room at
+ *      their turn's end. A program larger than every backend gets the largest one emptied. So
+ *      no request waits much longer than the max pause (plus the time to the tick that finds
+ *      it, which the runtimes arm at `nextDeadline`), and smallest-first resume cannot
+ *      starve a large program.
  *   2. The queue in resume order (policies.resumeOrder). Each program is placed where it
  *      fits, after the room its class must leave to higher classes (`rules.hold`): on its
  *      origin backend when it fits there (its prefix may be cached), else by the placement
@@ -36,10 +40,10 @@ type Rooms = (number | null)[];
  *      backend does not fit now, no lower class is placed in this pass.
  *   3. Idle backends. A placeable backend with no request in flight (by the router's count and
  *      the engine's last report) takes the first waiting program in resume order, whatever
- *      the books say: programs in a tool call are paused to
- *      make its room (their KV is idle), so the backend is overfilled by that one program at
- *      most. A GPU never sits idle while a request waits, and a program larger than a whole
- *      backend still runs, on a backend of its own.
+ *      the books say: programs in a tool call that its class may displace are paused to make
+ *      its room (their KV is idle), so the backend is overfilled by that one program at most.
+ *      A GPU never sits idle while a request waits, and a program larger than a whole backend
+ *      still runs, on a backend of its own.
  */
 export function tryResume(state: SchedulerState): void {
   if (state.queue.size === 0) return;
@@ -51,7 +55,14 @@ export function tryResume(state: SchedulerState): void {
   if (state.waitingPrograms > 0) seatOnIdle(state); // 3
 }
 
-const needOf = (p: ProgramRecord) => p.tokens + p.headroom;
+/**
+ * A queued program's need: its tokens plus the headroom it books when seated (re-derived
+ * here, since what was learned while it waited changes it).
+ */
+function needOf(state: SchedulerState, p: ProgramRecord): number {
+  refreshHeadroom(state, p);
+  return p.tokens + p.headroom;
+}
 
 function maxOf(rooms: Rooms): number {
   let max = Number.NEGATIVE_INFINITY;
@@ -78,17 +89,27 @@ export function isOverdue(state: SchedulerState, parkedAt: number, bound: number
   return Number.isFinite(bound) && deadlineOf(parkedAt, bound) <= state.now;
 }
 
-/** Case 1. */
+/**
+ * Case 1. Every overdue parked request of a class is tried, oldest first: one that cannot be
+ * seated now (its backend is held for it, or only higher classes could make its room) does
+ * not keep the overdue requests behind it from their seats.
+ */
 function seatOverdue(state: SchedulerState, rooms: Rooms): void {
   const rules = state.rules;
   for (const cls of rules.overdueOrder) {
     const bound = rules.overdueAfterMs(cls);
-    for (;;) {
-      const head = rules.head(cls);
-      if (head === undefined || !isOverdue(state, head.parkedAt as number, bound)) break;
-      const p = head.program;
-      if (p === null || !state.queue.has(p)) break; // parked requests belong to queued programs
-      if (!seatOneOverdue(state, rooms, p, head.parkedAt as number)) break;
+    const due: RequestRecord[] = [];
+    for (const r of rules.parked(cls)) {
+      if (!isOverdue(state, r.parkedAt as number, bound)) break; // oldest first
+      due.push(r);
+    }
+    const tried = new Set<ProgramRecord>();
+    for (const r of due) {
+      const p = r.program;
+      // Parked requests belong to queued programs; a seated program took all of its requests.
+      if (p === null || tried.has(p) || !state.queue.has(p)) continue;
+      tried.add(p);
+      seatOneOverdue(state, rooms, p, r.parkedAt as number);
     }
   }
 }
@@ -99,15 +120,18 @@ function seatOneOverdue(
   p: ProgramRecord,
   parkedAt: number,
 ): boolean {
-  const need = needOf(p);
+  const need = needOf(state, p);
   let target = chooseTarget(state, rooms, p, need);
   let madeRoom = false;
   let forced = false;
   if (target < 0) {
-    target = mostProjectedRoom(state, rooms, need);
+    target = overdueTarget(state, rooms, need);
     if (target < 0) return false;
     const b = state.backends[target];
-    const missing = need - ((rooms[target] as number) + b.markedTokens + b.markedHeadroom);
+    // A program larger than every backend runs on an emptied one: the one program it may
+    // overfill by.
+    const fit = Math.min(need, b.capacity as number);
+    const missing = fit - (roomAfterFreeing(state, b, markedRoom(b)) as number);
     if (missing > 0) {
       const eligible = (v: ProgramRecord) => state.rules.mayDisplace(v, p.cls);
       makeRoom(state, b, missing, eligible, "overdue program", false);
@@ -115,11 +139,11 @@ function seatOneOverdue(
     rooms[target] = roomOn(state, b);
     madeRoom = true;
     const room = rooms[target] as number;
-    forced = room < need && isOverdue(state, parkedAt, state.config.maxPauseMs);
+    forced = room < fit && isOverdue(state, parkedAt, state.config.maxPauseMs);
     // Forced: the backend, its marked programs aside, must have been within capacity, so it
     // ends over capacity by less than this one program.
-    if (forced && room + b.markedTokens + b.markedHeadroom < 0) return false;
-    if (room < need && !forced) {
+    if (forced && (roomAfterFreeing(state, b, markedRoom(b)) as number) < 0) return false;
+    if (room < fit && !forced) {
       // Marked programs free their room when their turn ends: until then the backend is held
       // for this program (nothing else is placed there in this pass), so it is not overfilled.
       state.effects.log("debug", "backend held for an overdue program", {
@@ -133,6 +157,8 @@ function seatOneOverdue(
     }
   }
   (rooms[target] as number) -= need;
+  // A forced seat overfills its backend: nothing else goes there in this pass.
+  if (forced) rooms[target] = null;
   countPromotion(state, p.cls);
   state.effects.log("info", forced ? "program force-resumed" : "overdue program seated", {
     programId: p.id,
@@ -145,20 +171,23 @@ function seatOneOverdue(
 }
 
 /**
- * The placeable backend whose room plus what its marked programs will free is largest,
- * among those big enough for `need` at all; -1 when none is.
+ * Where room is made for an overdue program: the placeable backend whose room plus what its
+ * marked programs will free is largest, among those big enough for `need`; when none is, the
+ * largest backend (the program runs there alone). -1 when no backend is placeable in this pass.
  */
-function mostProjectedRoom(state: SchedulerState, rooms: Rooms, need: number): number {
+function overdueTarget(state: SchedulerState, rooms: Rooms, need: number): number {
   let best = -1;
-  let bestRoom = Number.NEGATIVE_INFINITY;
+  let bestKey: [number, number] = [Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY];
   for (let i = 0; i < rooms.length; i++) {
-    const r = rooms[i];
+    if (rooms[i] === null) continue; // not placeable, or held for another overdue program
     const b = state.backends[i];
-    if (r === null || (b.capacity as number) < need) continue;
-    const projected = r + b.markedTokens + b.markedHeadroom;
-    if (projected > bestRoom) {
+    const capacity = b.capacity as number;
+    // Big enough ranks first; then most projected room (or, too small all, most capacity).
+    const key: [number, number] =
+      capacity >= need ? [1, roomAfterFreeing(state, b, markedRoom(b)) as number] : [0, capacity];
+    if (key[0] > bestKey[0] || (key[0] === bestKey[0] && key[1] > bestKey[1])) {
       best = i;
-      bestRoom = projected;
+      bestKey = key;
     }
   }
   return best;
@@ -188,7 +217,7 @@ function placeInOrder(state: SchedulerState, rooms: Rooms): void {
         r === null ? null : r - rules.hold(state.backends[i], p.cls),
       );
     }
-    const need = needOf(p);
+    const need = needOf(state, p);
     const target = need <= maxRoom ? chooseTarget(state, classRooms, p, need) : -1;
     if (target < 0) {
       if (p.parked.length > 0 && need <= maxCapacity && p.cls < blockedBelow) blockedBelow = p.cls;
@@ -217,11 +246,12 @@ function seatOnIdle(state: SchedulerState): void {
       next++;
     if (next >= order.length) return;
     const p = order[next++];
-    freeIdleRoom(state, b, needOf(p));
+    const need = needOf(state, p);
+    freeIdleRoom(state, b, p, need);
     state.effects.log("info", "waiting program seated on an idle backend", {
       programId: p.id,
       backend: b.id,
-      need: needOf(p),
+      need,
       capacity: b.capacity,
     });
     resumeProgram(state, p, b, false);
@@ -242,14 +272,27 @@ function isIdle(b: BackendBook): boolean {
   return t !== null && t.running === 0 && t.waiting === 0;
 }
 
-/** Pause programs in a tool call on an idle backend, smallest first, until `need` fits. */
-function freeIdleRoom(state: SchedulerState, b: BackendBook, need: number): void {
-  if ((roomOn(state, b) ?? 0) >= need) return;
-  const acting = [...b.programs].filter((p) => p.inFlight.length === 0 && !p.lent);
+/**
+ * Make `need` fit on an idle backend from its programs in a tool call, smallest first: those
+ * `p`'s class may displace are paused; the others (a higher class) lend their room instead
+ * (lending.ts): they stay on the backend and book their room again when they send, so a
+ * lower class never pauses a higher one, and the books stay within capacity plus this one
+ * program while the GPU does not sit idle.
+ */
+function freeIdleRoom(state: SchedulerState, b: BackendBook, p: ProgramRecord, need: number) {
+  const fits = () => (roomOn(state, b) ?? 0) >= need;
+  if (fits()) return;
+  const acting = [...b.programs].filter((v) => v.inFlight.length === 0 && !v.lent);
   acting.sort((x, y) => x.tokens - y.tokens || x.seq - y.seq);
+  const lenders: ProgramRecord[] = [];
   for (const v of acting) {
-    if ((roomOn(state, b) ?? 0) >= need) return;
-    pauseProgram(state, v, "room on an idle backend");
+    if (fits()) return;
+    if (state.rules.mayDisplace(v, p.cls)) pauseProgram(state, v, "room on an idle backend");
+    else lenders.push(v);
+  }
+  for (const v of lenders) {
+    if (fits()) return;
+    lendRoom(state, v, "room on an idle backend");
   }
 }
 

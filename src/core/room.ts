@@ -63,20 +63,34 @@ export function truthRoomTokens(state: SchedulerState, b: BackendBook): number |
 
 /** The room admission reads (cases 1–4). */
 export function roomOn(state: SchedulerState, b: BackendBook): number | null {
-  const belief = beliefRoomTokens(state, b);
-  if (belief === null) return null; // 1
-  const truth = truthRoomTokens(state, b);
-  if (truth === null) return belief; // 2
-  if (truth === TRUTH_FULL) return Math.min(belief, 0); // 3
-  return Math.max(belief, truth); // 4
+  return roomAfterFreeing(state, b, 0);
 }
 
 /**
- * What the pause step still has to free on `b`: the room it lacks, beyond what marked
- * programs will free when their turn ends (tokens + headroom each). Positive = act.
+ * The room once programs booking `freed` tokens (tokens + headroom, as their backend's books
+ * count them) have left `b`. Their leaving raises the belief by `freed` but not the truth,
+ * whose sample already counted them as used or pending: projecting the larger of the two
+ * measures by `freed` would promise room that will not appear.
+ */
+export function roomAfterFreeing(state: SchedulerState, b: BackendBook, freed: number) {
+  const belief = beliefRoomTokens(state, b);
+  if (belief === null) return null; // 1
+  const truth = truthRoomTokens(state, b);
+  if (truth === null) return belief + freed; // 2
+  if (truth === TRUTH_FULL) return Math.min(belief + freed, 0); // 3
+  return Math.max(belief + freed, truth); // 4
+}
+
+/** Tokens the marked programs on `b` free when their turn ends (tokens + headroom each). */
+export function markedRoom(b: BackendBook): number {
+  return b.markedTokens + b.markedHeadroom;
+}
+
+/**
+ * What the pause step still has to free on `b`: the room it lacks once the marked programs
+ * have left. Positive = act.
  */
 export function projectedOverflow(state: SchedulerState, b: BackendBook): number {
-  const room = roomOn(state, b);
-  if (room === null) return 0;
-  return -room - (b.markedTokens + b.markedHeadroom);
+  const room = roomAfterFreeing(state, b, markedRoom(b));
+  return room === null ? 0 : -room;
 }

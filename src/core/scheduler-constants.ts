@@ -76,7 +76,5 @@ export const LEND_AFTER_TOOL_TIMES = 1;
  * such bound 2.25 / 2.20 / 1.26 / 0.91 (src/core/README.md "Evidence").
  */
 export const LEND_MAX_HOLD_MS = 30_000;
-/** The expected tool time before any tool call has been seen (ms). */
-export const LEND_FALLBACK_TOOL_MS = 60_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */
 export const TOOL_EMA_WEIGHT = 0.25;

@@ -83,10 +83,16 @@ function truthView(state: SchedulerState, b: BackendBook): EngineTruthView | nul
 export function snapshot(state: SchedulerState): SchedulerSnapshot {
   const programs: ProgramView[] = [];
   for (const p of state.programs.values()) programs.push(programView(state, p));
+  const anonymousPrograms: ProgramView[] = [];
+  for (const b of state.backends) {
+    for (const p of b.programs) if (p.anonymous) anonymousPrograms.push(programView(state, p));
+  }
+  for (const p of state.queue) if (p.anonymous) anonymousPrograms.push(programView(state, p));
   return {
     mode: state.config.mode,
     now: state.now,
     programs,
+    anonymousPrograms,
     backends: state.backends.map((b) => backendView(state, b)),
     counters: { ...state.counters },
     queueLength: state.parkedOrder.size,

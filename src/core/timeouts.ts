@@ -1,7 +1,7 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { deadlineOf } from "./deadline.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
-import { unpark } from "./queue.ts";
+import { firstOf, unpark } from "./queue.ts";
 import type { RequestRecord } from "./records.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
@@ -70,7 +70,7 @@ export function nextDeadline(state: SchedulerState): number | null {
     const rules = state.rules;
     const maxPause = state.config.maxPauseMs;
     for (const cls of rules.overdueOrder) {
-      const head = rules.head(cls);
+      const head = firstOf(rules.parked(cls));
       if (head === undefined) continue;
       const at = head.parkedAt as number;
       for (const due of [deadlineOf(at, rules.overdueAfterMs(cls)), deadlineOf(at, maxPause)]) {

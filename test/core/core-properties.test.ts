@@ -360,10 +360,11 @@ function checkWorkConserving(
 
 /** B (see the file comment). */
 function checkBounded(before: SchedulerSnapshot, after: SchedulerSnapshot, what: string): void {
-  const wasOn = new Map(before.programs.map((p) => [p.id, p.backend]));
+  const programsOf = (s: SchedulerSnapshot) => [...s.programs, ...s.anonymousPrograms];
+  const wasOn = new Map(programsOf(before).map((p) => [p.id, p.backend]));
   for (const b of after.backends) {
     if (b.capacityTokens === null || b.remainingTokens === null) continue;
-    const here = after.programs.filter((p) => p.backend === b.id);
+    const here = programsOf(after).filter((p) => p.backend === b.id);
     const newcomers = here.filter((p) => wasOn.get(p.id) !== b.id);
     if (newcomers.length === 0) continue;
     let maxNeed = 0;

@@ -35,6 +35,7 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
       program("secret-program-1", "REASONING", "ACTIVE"),
       program("secret-program-2", "ACTING", "PAUSED"),
     ],
+    anonymousPrograms: [],
     backends: [
       {
         id: "http://b0",

@@ -16,6 +16,7 @@ export function createFakeScheduler(
     mode: "tr",
     now: 0,
     programs: [],
+    anonymousPrograms: [],
     backends: [],
     counters: {
       pauses: 0,

@@ -4,8 +4,9 @@ import { pauseProgram } from "../program-moves.ts";
 import { refreshProgram } from "../queue.ts";
 import type { BackendBook, ProgramRecord } from "../records.ts";
 import { releaseProgram } from "../release.ts";
+import { roomAfterFreeing } from "../room.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
-import { classRoomTokens } from "./class-room.ts";
+import { holdFor } from "./class-room.ts";
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority-classes.ts";
 import { countAdmission } from "./priority-state.ts";
 
@@ -66,9 +67,11 @@ export function findPreemptionVictim(
   let where: BackendBook | null = null;
   for (const b of state.backends) {
     if (!isPlaceable(b) || !hasLowerClass(b, cls)) continue;
-    const room = classRoomTokens(state, b, cls) as number;
+    const hold = holdFor(state, b, cls);
     for (const p of b.programs) {
-      if (!eligible(p, cls) || room + freedTokens(state, p) < need) continue; // 4
+      if (!eligible(p, cls)) continue;
+      const room = (roomAfterFreeing(state, b, freedTokens(state, p)) as number) - hold;
+      if (room < need) continue; // 4
       if (better(p, best)) {
         best = p;
         where = b;

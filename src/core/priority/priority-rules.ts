@@ -2,7 +2,7 @@ import type { ClassRules } from "../records.ts";
 import type { SchedulerState } from "../scheduler-state.ts";
 import { holdFor } from "./class-room.ts";
 import { CLASS_COUNT, type ClassIndex } from "./priority-classes.ts";
-import { type PriorityState, queueHead } from "./priority-state.ts";
+import type { PriorityState } from "./priority-state.ts";
 
 /**
  * The class rules the core's passes call with priorities on (class-rules.ts):
@@ -20,7 +20,7 @@ export function priorityRules(state: SchedulerState, pr: PriorityState): ClassRu
   const bounds = pr.config.classes.map((c) => Math.min(c.starvationMs, state.config.maxPauseMs));
   return {
     overdueOrder: order,
-    head: (cls) => queueHead(pr, cls),
+    parked: (cls) => pr.parked[cls].values(),
     overdueAfterMs: (cls) => bounds[cls],
     hold: (b, cls) => holdFor(state, b, cls),
     mayDisplace: (victim, cls) => victim.cls >= cls,
