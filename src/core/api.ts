@@ -234,11 +234,11 @@ export interface Scheduler {
    */
   drainPauseObservations(): number[];
   /**
-   * The atomic first-byte commit (seed 000 TTFT protection). Call synchronously, before writing
-   * a request's first response byte to its client: true = committed (never preempted from now
-   * on); false = the request was already cancelled (preempted, or its backend went unhealthy):
-   * write nothing, the `cancel` effect answers it. Optional only so that test fakes need not
-   * implement it; `createScheduler` always does.
+   * The atomic first-byte commit (a request that has sent its first byte is never preempted). Call
+   * synchronously, before writing a request's first response byte to its client: true = committed
+   * (never preempted from now on); false = the request was already cancelled (preempted, or its
+   * backend went unhealthy): write nothing, the `cancel` effect answers it. Optional only so that
+   * test fakes need not implement it; `createScheduler` always does.
    */
   tryCommitFirstByte?(requestId: string): boolean;
   /**

@@ -7,21 +7,19 @@ import { forgetTruth, recordTruth } from "./truth.ts";
 
 /**
  * Engine truth per backend: capacity, prefix-sharing credit and health. Capacity is re-learned
- * from every sample that carries it (the original fetched it once at startup and never again:
- * reference §3.11.10).
+ * from every sample that carries it (ThunderAgent fetches it once at startup and never again).
  */
 
 /**
- * Prefix-sharing credit from engine truth (the original never computed it: reference §3.11,
- * ThunderAgent #36): tokens we count on the GPU that the engine does not hold. Raw credit of
- * one sample, cases:
+ * Prefix-sharing credit from engine truth (ThunderAgent never computes it): tokens we count on the
+ * GPU that the engine does not hold. Raw credit of one sample, cases:
  *   1. capacity, KV usage or the waiting count unknown → 0 (a missing gauge is unknown, not
  *      an empty cache);
  *   2. the engine has requests waiting → 0: their tokens are not in the KV pool yet, so the gap
  *      is a backlog, not sharing, and crediting it would hide the very overload the pause
  *      step must see;
- *   3. otherwise `max(0, materialised − kvUsage·capacity)`, kvUsage clamped to 0..1. `materialised` counts only REASONING programs whose request the
- *      engine has prefilled (ledger.ts `creditTokensOf`): a request still prefilling holds a
+ *   3. otherwise `max(0, materialised − kvUsage·capacity)`, kvUsage clamped to 0..1.
+ *      `materialised` counts only REASONING programs whose request the engine has prefilled (ledger.ts `creditTokensOf`): a request still prefilling holds a
  *      fraction of its blocks, and counting it made the credit spike (p99 28–34K, max 63K
  *      tokens on the DeepSeek trace) exactly when a resume had just filled the backend.
  * The credit used is the minimum of the last SHARED_CREDIT_SAMPLES raw credits, so a gap the

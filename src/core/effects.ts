@@ -1,7 +1,7 @@
 import type { MaitredError } from "../errors.ts";
 
 /**
- * The core's whole window onto the world (seed 002: "the scheduler's syscall table"). The core
+ * The core's whole window onto the world (the scheduler's syscall table). The core
  * calls these synchronously while handling an event; implementations must not call back into
  * the core re-entrantly (queue the work, or complete it asynchronously and send a new event).
  */

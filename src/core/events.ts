@@ -1,13 +1,12 @@
 /**
- * Everything that can happen to the scheduler core, as one discriminated union (DESIGN.md
- * convention 2). The run loop (HTTP runtime) and the simulator runtime both feed the core
- * through these and nothing else. Times are milliseconds on the runtime's clock (wall or
- * virtual); the core never reads a clock itself.
+ * Everything that can happen to the scheduler core, as one discriminated union. The run loop (HTTP
+ * runtime) and the simulator runtime both feed the core through these and nothing else. Times are
+ * milliseconds on the runtime's clock (wall or virtual); the core never reads a clock itself.
  */
 
 import type { PriorityClass } from "./priority/priority-classes.ts";
 
-/** Why a request ended. Every end is finalised in one place (issue #3). */
+/** Why a request ended. Every end is finalised in one place. */
 export type RequestOutcome =
   | "ok" // the backend answered 2xx and the body was delivered
   | "upstream_error" // the backend answered non-2xx, or the stream broke
@@ -93,7 +92,7 @@ export type SchedulerEvent =
       usage: Usage;
     }
   | {
-      /** The one end of every request that was granted or parked (issue #3, bug 3.11.3). */
+      /** The one end of every request that was granted or parked. */
       kind: "request_finished";
       now: number;
       requestId: string;

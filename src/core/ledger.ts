@@ -28,7 +28,7 @@ export function isPlaceable(b: BackendBook): boolean {
 }
 
 /**
- * Acting-token decay `Σ tok·2^(−t)` (seed 004 "Acting Token Decay", t in seconds) kept as
+ * Acting-token decay `Σ tok·2^(−t)` (ThunderAgent's acting-token decay, t in seconds) kept as
  * `decaySum = Σ tok·2^((actingSince − decayBase)/1000)`, so reading it at `now` is one
  * multiplication by `2^(−(now − decayBase)/1000)`. Before the exponents could overflow a
  * double the base moves forward, which just scales the sum (O(1), no rescan).
@@ -146,7 +146,7 @@ export function footprintOf(p: ProgramRecord): number {
 
 /**
  * Recompute the footprint and apply the delta to the books. Concurrent requests of one
- * program share its context, so the footprint is their maximum, never their sum (bug 3.11.6).
+ * program share its context, so the footprint is their maximum, never their sum.
  */
 export function refreshFootprint(p: ProgramRecord): void {
   const tokens = footprintOf(p);
@@ -234,7 +234,7 @@ export function markForPause(p: ProgramRecord): void {
   b.markedHeadroom += bookedHeadroom(p);
 }
 
-/** Anonymous requests count in their backend's load while in flight (issue text). */
+/** Anonymous requests count in their backend's load while in flight. */
 export function addAnonymous(b: BackendBook, r: RequestRecord, sign: 1 | -1): void {
   b.anonymousInFlight += sign;
   b.anonymousTokens += sign * r.tokens;

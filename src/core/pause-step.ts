@@ -5,8 +5,8 @@ import { projectedOverflow } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
- * The pause half of the tick (seed 004 `_pause_until_safe`), for every healthy backend with a
- * known capacity whose room (room.ts: the books corrected by the engine's truth) is short of
+ * The pause half of the tick (ThunderAgent's `_pause_until_safe`), for every healthy backend
+ * with a known capacity whose room (room.ts: the books corrected by the engine's truth) is short of
  * what marked programs will free: victims come from the swappable `pauseVictims` policy.
  */
 export function pauseOverCapacity(state: SchedulerState): void {

@@ -2,7 +2,7 @@ import { bookedHeadroom, bookedTokens } from "./ledger.ts";
 import type { PauseVictimFn, ProgramRecord } from "./records.ts";
 
 /**
- * Victim selection on one over-capacity backend (seed 004 "Pause Logic"), as a pure function
+ * Victim selection on one over-capacity backend (ThunderAgent's pause order), as a pure function
  * so that priority-aware policies can replace it.
  */
 
@@ -14,11 +14,11 @@ const bySizeThenQueueOrder = (a: ProgramRecord, b: ProgramRecord) =>
  *   1. ACTING programs, smallest first, are paused; each frees w·tokens + its headroom.
  *   2. Then unmarked REASONING programs, smallest first, are marked; each will free
  *      tokens + its headroom. Marking stops as soon as the projected overflow, counting what is
- *      already marked, is no longer positive (the original re-tests an overflow that marks never
- *      lower and so marks every reasoning program: reference §3.11.1).
+ *      already marked, is no longer positive (ThunderAgent re-tests an overflow that marks never
+ *      lower, and so marks every reasoning program).
  *   3. The backend keeps at least one active, unmarked program: a lone program over capacity
- *      is oversized, and pausing it would only make it thrash its way back (issue text:
- *      "an oversized program still runs").
+ *      is oversized, and pausing it would only make it thrash its way back: an
+ *      oversized program still runs.
  */
 export const smallestFirstVictims: PauseVictimFn = (input) => {
   const acting: ProgramRecord[] = [];

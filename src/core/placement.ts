@@ -3,7 +3,7 @@ import type { PlacementFn } from "./records.ts";
 
 /**
  * True best fit: the backend with the least remaining room that still fits, which keeps big
- * gaps free for big programs (the original's "BFD" is really worst fit; reference §3.6).
+ * gaps free for big programs (ThunderAgent's "BFD" is really worst fit).
  */
 export const bestFit: PlacementFn = (rooms, need) => {
   let best = -1;

@@ -16,7 +16,7 @@ function observePause(state: SchedulerState, ms: number): void {
   list.push(ms);
 }
 
-/** Queue wait by class (issue 5 metrics), bounded like the pause observations. */
+/** Queue wait by class (for the per-class metrics), bounded like the pause observations. */
 function observeQueueWait(pr: PriorityState, cls: ClassIndex, ms: number): void {
   const list = pr.waitObservations;
   if (list.length >= MAX_PAUSE_OBSERVATIONS) list.shift();
@@ -24,7 +24,7 @@ function observeQueueWait(pr: PriorityState, cls: ClassIndex, ms: number): void 
 }
 
 /**
- * Hand a request to a backend. A program's request makes the program REASONING (seed 004);
+ * Hand a request to a backend. A program's request makes the program REASONING;
  * an anonymous one counts in the backend's load until it ends. Parked time becomes
  * `x-maitred-paused-ms` and one pause-duration observation.
  */
@@ -104,7 +104,7 @@ export function resumeProgram(
   }
 }
 
-/** Leave an unhealthy backend so the next request can be placed elsewhere (issue text). */
+/** Leave an unhealthy backend so the next request can be placed elsewhere. */
 export function detachForReplacement(state: SchedulerState, p: ProgramRecord): void {
   const b = detach(p);
   if (b !== null) p.originBackend = b.id;

@@ -3,7 +3,7 @@ import type { ProgramRecord, RequestRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
- * The global paused queue (seed 004 "Pause/Resume Coordination") and the requests parked on
+ * The global paused queue that pause and resume share, and the requests parked on
  * it. Invariant: a request is parked only while its program is in the queue, so
  * `waitingPrograms` counts queued programs with ≥1 parked request.
  */

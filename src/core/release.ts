@@ -20,8 +20,8 @@ export function endIfAnonymousAndDone(state: SchedulerState, p: ProgramRecord | 
 /**
  * End of a program (explicit `program_release`, a `final` request's response, or the idle
  * lease). Cases:
- *   1. parked requests are rejected, never dispatched anywhere (the original woke them and sent
- *      them to the default backend: reference §3.11.7);
+ *   1. parked requests are rejected, never dispatched anywhere (ThunderAgent wakes them and sends
+ *      them to the default backend);
  *   2. it leaves the queue or its backend, so its tokens free at once;
  *   3. requests still in flight (concurrent ones) finish as anonymous requests, so the
  *      backend's load stays honest until they end.

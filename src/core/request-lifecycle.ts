@@ -41,8 +41,8 @@ export function onFirstToken(state: SchedulerState, requestId: string): void {
 }
 
 /**
- * The atomic "first byte sent" vs "chosen as victim" decision (seed 000 "Preemption": one
- * compare-and-swap, whichever happens first wins). The adapter calls this synchronously before
+ * The atomic "first byte sent" vs "chosen as victim" decision (one compare-and-swap,
+ * whichever happens first wins). The adapter calls this synchronously before
  * it writes a request's first byte to the client: true = commit (the request can no longer be
  * preempted), false = the request was already cancelled (preempted, or its backend went
  * unhealthy) or is unknown, so the byte must not be written; the cancel effect answers it.
@@ -55,8 +55,8 @@ export function tryCommitFirstByte(state: SchedulerState, requestId: string): bo
 }
 
 /**
- * Streaming growth, applied every `progressIntervalTokens` completion tokens (the original
- * added 20 per 20 SSE events, counting events, not tokens: reference §3.11.9). Once usage is
+ * Streaming growth, applied every `progressIntervalTokens` completion tokens (ThunderAgent
+ * adds 20 per 20 SSE events, counting events, not tokens). Once usage is
  * known it is the truth and progress is ignored.
  */
 export function onProgress(state: SchedulerState, requestId: string, completion: number): void {
@@ -87,8 +87,8 @@ export function onUsage(state: SchedulerState, requestId: string, usage: Usage):
 type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
 
 /**
- * The one end of every request, whatever the outcome (reference §3.11.3: the original left a
- * program REASONING forever on errors and disconnects). Cases:
+ * The one end of every request, whatever the outcome (ThunderAgent leaves a program
+ * REASONING forever on errors and disconnects). Cases:
  *   1. unknown (already rejected, or never seen) → nothing;
  *   2. still parked (client gone while waiting) → removed from the queue (a 499 in its class's
  *      counters); a preempted request, already detached from its program and backend, ends

@@ -7,7 +7,7 @@ import type { ProgramRecord, ResumeOrder } from "./records.ts";
  */
 
 /**
- * Resume groups (seed 004 "Resume Logic"; reference §3.6 step 2):
+ * Resume groups (ThunderAgent's resume order):
  *   0. a request is waiting and the program ran before (a turn is blocked on us),
  *   1. new programs (never placed; their first request waits),
  *   2. paused between turns with nothing waiting (resuming them only saves a later wait).

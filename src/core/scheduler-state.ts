@@ -17,7 +17,7 @@ import { createTokenEstimator, type TokenEstimator } from "./token-estimator.ts"
 
 /**
  * The scheduler's mutable state: plain records, touched only by the run loop through
- * `handle()` (seed 002: one writer, no locks). Each module in src/core works on this object.
+ * `handle()` (one writer, no locks). Each module in src/core works on this object.
  */
 
 export interface SchedulerState {

@@ -38,9 +38,9 @@ import {
 export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
 
 /**
- * The router's scheduler core (seed 004, ThunderAgent's `tr` scheduler, and the `default`
+ * The router's scheduler core (ThunderAgent's `tr` scheduler, and the `default`
  * plain proxy). Pure and synchronous: the run loop calls `handle()` one event at a time; time
- * comes inside events; every decision leaves through `Effects` (seed 002).
+ * comes inside events; every decision leaves through `Effects`.
  */
 export function createScheduler(options: CreateSchedulerOptions): CoreScheduler {
   assertSchedulerConfig(options.config);

@@ -2,7 +2,7 @@ import { CHARS_PER_TOKEN_SAMPLE_WEIGHT, INITIAL_CHARS_PER_TOKEN } from "./schedu
 
 /**
  * The learned characters-per-token ratio used to estimate a request's tokens before the engine
- * reports usage (ThunderAgent `char_to_token_ratio`, reference/thunderagent.md §3.3). One ratio
+ * reports usage (ThunderAgent's `char_to_token_ratio`). One ratio
  * for the whole router: the estimate only bridges the gap until `usage` arrives.
  */
 export interface TokenEstimator {

@@ -3,9 +3,8 @@ import { groupThenSmallest } from "../resume-order.ts";
 import type { PriorityPolicy, QueuePolicy } from "./priority-config.ts";
 
 /**
- * Queue order with priorities on: strict class order, highest first (seed 000 "Per-class
- * queues"), then the within-class `queuePolicy` (seed 001 "Available Schedulers"), then the
- * program id, so the order is total and deterministic (seed 001 INV-6).
+ * Queue order with priorities on: strict class order, highest first, then the within-class
+ * `queuePolicy`, then the program id, so the order is total and deterministic.
  *
  * A program's "arrival" is the parking time of its oldest waiting request. Programs with nothing
  * waiting (paused between turns) come after every waiting one in each policy: resuming them only
@@ -61,10 +60,10 @@ export function withinClassOrder(options: ClassOrderOptions): ResumeOrder {
     case "fcfs":
       return (a, b) => byArrival(a, b) || byId(a, b);
     case "priority-fcfs":
-      // Descending score; equal scores (always, with `constant`) fall back to FCFS (seed 001).
+      // Descending score; equal scores (always, with `constant`) fall back to FCFS.
       return (a, b) => cmp(score(b), score(a)) || byArrival(a, b) || byId(a, b);
     case "sjf":
-      // Smallest need first; the score is ignored (seed 001 "sjf + any priority policy").
+      // Smallest need first; the score is ignored, whatever the priority policy.
       return (a, b) =>
         Number(waiting(b)) - Number(waiting(a)) ||
         a.tokens - b.tokens ||

@@ -5,7 +5,7 @@ import type { ClassIndex } from "./priority-classes.ts";
 import type { PriorityState } from "./priority-state.ts";
 
 /**
- * Reservations are a floor, not a partition (seed 000 "Reserved slots", in KV tokens):
+ * Reservations are a floor, not a partition (in KV tokens):
  *   - class h reserves `share_h × capacity` of each backend;
  *   - the part of it class h does not use is held back from every lower class;
  *   - once class h uses its reserved room the hold shrinks one for one;

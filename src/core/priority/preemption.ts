@@ -11,7 +11,7 @@ import { type ClassIndex, PRIORITY_CLASSES } from "./priority-classes.ts";
 import { countAdmission } from "./priority-state.ts";
 
 /**
- * Preemption (seed 000 "Preemption", adapted to programs and KV tokens): a request of a class
+ * Preemption, in programs and KV tokens: a request of a class
  * that may preempt finds no room, so at most one program of a strictly lower class gives way:
  *   1. an ACTING victim is paused at once (its KV is idle between turns);
  *   2. a REASONING victim is eligible only while none of its requests has had its first byte

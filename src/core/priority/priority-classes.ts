@@ -1,7 +1,7 @@
 import { Errors, type MaitredError } from "../../errors.ts";
 
 /**
- * Priority classes (seed 000 "Priority classes"): strictly ordered, highest first. Both runtimes
+ * Priority classes: strictly ordered, highest first. Both runtimes
  * resolve a request's class with these helpers before handing it to the core, so the header
  * contract (parse, validate, clamp) lives in one place.
  */
@@ -37,8 +37,7 @@ export function parsePriorityClass(raw: unknown): PriorityClass | null {
 }
 
 /**
- * The tenant clamp (seed 000: "clamped down to the maximum class the tenant is allowed to use"):
- * a requested class above the tenant's ceiling is lowered to it, never raised.
+ * The tenant clamp: a requested class above the tenant's ceiling is lowered to it, never raised.
  */
 export function clampClass(requested: PriorityClass, tenantMax: PriorityClass): PriorityClass {
   return classIndex(requested) < classIndex(tenantMax) ? tenantMax : requested;
@@ -52,7 +51,7 @@ export type RequestClassResult =
  * A request's effective class from its raw `x-priority` header or `priority` body field and its
  * tenant's ceiling. Cases:
  *   1. absent (undefined, null or blank) → `default`;
- *   2. not a class name → 400 bad_request naming `param` (issue 5: unknown class → 400);
+ *   2. not a class name → 400 bad_request naming `param`;
  *   3. otherwise the name, clamped down to `tenantMax` (`clamped` says whether it was lowered).
  */
 export function resolveRequestClass(

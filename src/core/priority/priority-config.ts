@@ -10,13 +10,12 @@ import {
  * Priority configuration: per-class settings, the within-class queue policy and the priority
  * score policy. Optional in `SchedulerConfig` (absent = priorities off, `{}` = built-in
  * defaults). A config that does not validate never throws: the scheduler logs the errors and
- * runs without priorities (seed 000 "Fallback to legacy admission": a broken priority config
- * never takes routing down).
+ * runs without priorities (a broken priority config never takes routing down).
  */
 
-/** Within-class orders exposed to users (issue 5 `--queue-policy`). */
+/** Within-class orders exposed to users (`--queue-policy`). */
 export const QUEUE_POLICIES = ["ta", "fcfs", "priority-fcfs", "sjf"] as const;
-/** Score policies exposed to users (issue 5 `--priority-policy`). */
+/** Score policies exposed to users (`--priority-policy`). */
 export const PRIORITY_POLICIES = ["constant", "slo-based"] as const;
 /** Seed 001's pathological templates: accepted by the core for tests, never offered by the CLI. */
 export const TEST_ONLY_QUEUE_POLICIES = ["reverse-priority"] as const;
@@ -47,7 +46,7 @@ export interface PriorityConfig {
   classes?: Partial<Record<PriorityClass, Partial<PriorityClassSettings>>>;
   queuePolicy?: QueuePolicy;
   priorityPolicy?: PriorityPolicy;
-  /** slo-based score per ms waited (seed 001 `AgeWeight`). */
+  /** slo-based score per ms waited (the age weight). */
   ageWeightPerMs?: number;
 }
 
@@ -60,21 +59,19 @@ export interface ResolvedPriorityConfig {
 }
 
 /**
- * Built-in class defaults. `system` and `interactive` keep the SMG gateway's defaults
- * (reference/peers.md §3a: queues of 64 and 256 requests, 30 s timeouts, 5 s starvation;
- * preemption on, seed 000). `default` and `bulk` get tr's own bounds instead of the gateway's
- * (512/1024 requests, 60/300 s timeouts, 30/120 s starvation): a gateway's request waits for a
- * slot that frees in seconds, but tr pauses an agent program between turns for minutes by design
- * (src/core/README.md "Evidence": pauses to 15 min keep the cache warm), so the gateway's
- * thresholds turned every long pause into a starvation promotion or a 408. On the simulator at
- * overload that cost 61% of tr's steps/min with unlabeled agents and 21% with a chat + agent
- * mix (src/core/priority/README.md "Evidence"). So their starvation threshold is tr's ageing
- * bound (AGEING_MS, 900 s: a starved head is seated, room made for it) and their queue
- * timeout is the forced-resume bound (MAX_PAUSE_MS, 1800 s), which the promotion keeps any
- * wait well under. Reservations there are slot floors; here they are KV shares, kept small
- * because KV held idle for a class is throughput lost by the others (issue 5 target: total
- * steps/min ≥ 0.95× priorities off) and preemption already closes the gap a reservation leaves
- * (seed 000 "Preemption").
+ * Built-in class defaults. `system` and `interactive` keep the SMG gateway's defaults (queues of 64
+ * and 256 requests, 30 s timeouts, 5 s starvation, preemption on). `default` and `bulk` get tr's
+ * own bounds instead of the gateway's (512/1024 requests, 60/300 s timeouts, 30/120 s starvation):
+ * a gateway's request waits for a slot that frees in seconds, but tr pauses an agent program
+ * between turns for minutes by design (src/core/README.md "Evidence"), so the gateway's thresholds
+ * turned every long pause into a starvation promotion or a 408. On the simulator at overload that
+ * cost 61% of tr's steps/min with unlabeled agents and 21% with a chat + agent mix
+ * (src/core/priority/README.md "Evidence"). So their starvation threshold is tr's ageing bound
+ * (AGEING_MS, 600 s: a starved head is seated, room made for it) and their queue timeout is the
+ * forced-resume bound (MAX_PAUSE_MS, 900 s), which the promotion keeps any wait well under.
+ * Reservations there are slot floors; here they are KV shares, kept small because KV held idle for
+ * a class is throughput lost by the others (the target: total steps/min ≥ 0.95× priorities off) and
+ * preemption already closes the gap a reservation leaves.
  */
 export const DEFAULT_CLASS_SETTINGS: Readonly<Record<PriorityClass, PriorityClassSettings>> =
   Object.freeze({
@@ -154,8 +151,7 @@ function oneOf(list: readonly string[], value: unknown): boolean {
 
 /**
  * Apply defaults and validate. Every error names its field. Reservations must fit: each share
- * in 0..1 and their sum at most 1 (seed 000: "the sum of all reservations must fit under
- * capacity").
+ * in 0..1 and their sum at most 1 (all reservations together must fit under capacity).
  */
 export function resolvePriorityConfig(input: PriorityConfig): PriorityConfigResult {
   const errors: string[] = [];

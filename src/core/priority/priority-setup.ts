@@ -12,8 +12,8 @@ import { createClassBooks, createPriorityState } from "./priority-state.ts";
  *   1. no `priority` section → off: tr behaves exactly as before;
  *   2. mode `default` (plain proxy, no queue) → off, with a warning;
  *   3. the section does not validate (reservations that do not fit, bad numbers, unknown
- *      names) → off, with every error logged at `error` (seed 000 "Fallback": a broken priority
- *      config never takes routing down; never throws);
+ *      names) → off, with every error logged at `error` (a broken priority config never takes
+ *      routing down; never throws);
  *   4. otherwise on: class books on every backend, the class order and the class-aware pause
  *      victims, unless the caller supplied its own policies.
  */

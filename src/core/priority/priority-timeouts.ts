@@ -7,10 +7,10 @@ import { PRIORITY_CLASSES } from "./priority-classes.ts";
 import { countAdmission } from "./priority-state.ts";
 
 /**
- * Per-class queue timeouts (seed 000 "Per-class queues": a request that waits longer than its
- * class's timeout gets 408). Each class's parked requests are kept in parking order, so the
- * walk stops at the first one still within its time: O(expiries). Due by the core's one rule
- * (timeouts.ts `deadlineOf`: `now >= start + duration`), the deadline `priorityDeadline` reports.
+ * Per-class queue timeouts: a request that waits longer than its class's timeout gets 408. Each
+ * class's parked requests are kept in parking order, so the walk stops at the first one still
+ * within its time: O(expiries). Due by the core's one rule (timeouts.ts `deadlineOf`: `now >= start
+ * + duration`), the deadline `priorityDeadline` reports.
  */
 export function rejectQueueTimeouts(state: SchedulerState): void {
   const pr = state.priority;
