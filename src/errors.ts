@@ -2,7 +2,7 @@
  * One error tree for the whole of maitred, with stable codes, mapped to the OpenAI error
  * envelope `{"error":{"message","type","param","code"}}` in exactly one place
  * (`toErrorResponse`). Route handlers throw; the HTTP layers' `onError` hooks call
- * `toErrorResponse`. DESIGN.md convention 5.
+ * `toErrorResponse`.
  *
  * `type` follows vLLM's names so that a client sees the same
  * envelope whether it talks to vLLM, the simulated backend or the router.

@@ -7,7 +7,7 @@ import { CommanderError } from "commander";
 import { buildProgram } from "./cli/program.ts";
 import { ConfigError } from "./errors.ts";
 
-/** Exit code for bad configuration or usage (issue #3: "exit code 2"). */
+/** Exit code for bad configuration or usage ("exit code 2"). */
 const EXIT_USAGE = 2;
 
 async function main(argv: string[]): Promise<void> {

@@ -6,7 +6,7 @@ export type FetchText = (
   signal: AbortSignal,
 ) => Promise<{ status: number; text: string }>;
 
-/** Reads one backend's engine truth (reference/vllm-backend.md §1, §2). */
+/** Reads one backend's engine truth. */
 export interface BackendMetricsClient {
   readonly backendId: string;
   /** One poll; rejects when the backend cannot be read (the tick then carries null). */

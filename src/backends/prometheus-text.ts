@@ -1,7 +1,7 @@
 /**
  * A small reader for the Prometheus text exposition format, enough for engine `/metrics`
  *: `name{label="v",...} value [timestamp]` lines, comments
- * skipped, label values unescaped. Family and sample order are not relied on (§1.5 notes).
+ * skipped, label values unescaped. Family and sample order are not relied on.
  */
 
 export interface PromSample {

@@ -2,8 +2,8 @@
  * SGLang: `sglang:*` gauges from `/metrics`, and KV capacity
  * from `GET /get_server_info` → `max_total_num_tokens` (fallback
  * `internal_states[0].memory_usage.token_capacity`, or the `sglang:max_total_num_tokens` gauge
- * of recent releases), §2.3. Capacity is asked for again on every poll while it is unknown, so
- * a backend that was down at start still gets one (ThunderAgent bug §3.11.10).
+ * of recent releases). Capacity is asked for again on every poll while it is unknown, so
+ * a backend that was down at start still gets one.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
 import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";

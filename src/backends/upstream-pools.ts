@@ -14,7 +14,7 @@ export interface Upstream {
 
 export interface UpstreamPoolsOptions {
   backends: readonly string[];
-  /** Connections per backend; 0 = unlimited (ThunderAgent's httpx client, §3.3). */
+  /** Connections per backend; 0 = unlimited (ThunderAgent's httpx client). */
   connections: number;
   /** Headers and body-idle timeout (ms). */
   timeoutMs: number;

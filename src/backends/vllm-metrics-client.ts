@@ -1,8 +1,8 @@
 /**
  * vLLM's `/metrics`. Capacity = `kv_cache_size_tokens` when the
- * build exports it, else `block_size × num_gpu_blocks` from `vllm:cache_config_info` (§1.4),
+ * build exports it, else `block_size × num_gpu_blocks` from `vllm:cache_config_info`,
  * summed over data-parallel engines; every other family is aggregated over the `engine` label
- * (§1.2: "match by family name, aggregate over engine"). Deprecated twins are read as fallbacks.
+ * ("match by family name, aggregate over engine"). Deprecated twins are read as fallbacks.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
 import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";

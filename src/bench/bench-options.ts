@@ -21,7 +21,7 @@ import type { BenchSettings } from "./run-bench.ts";
 
 /** Within ThunderAgent's 24–128 range; fills one default simulated H100 at mid-life. */
 export const DEFAULT_CONCURRENCY = 32;
-/** A short warm-up and window; ThunderAgent used 10 + 60 min on real hardware (§1.5). */
+/** A short warm-up and window; ThunderAgent used 10 + 60 min on real hardware. */
 export const DEFAULT_WARMUP = "30s";
 export const DEFAULT_DURATION = "120s";
 export const DEFAULT_URL = "http://127.0.0.1:8000";

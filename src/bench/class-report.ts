@@ -7,7 +7,7 @@ import { summarize } from "./percentile.ts";
 import type { RunRecords, StepRecord } from "./records.ts";
 
 /**
- * Per-class latency and throughput (issue 5 "per-class latency and throughput in the report"),
+ * Per-class latency and throughput,
  * shared by `maitred bench` and `maitred simulate`. A program's class is the one its requests
  * asked for; a program that asked for none is counted under `default`, the class the router
  * gives it. Steps and errors count inside the steady window, like the run's steps/min.

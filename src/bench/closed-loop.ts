@@ -7,7 +7,7 @@ import type { StepClient, StepResponse } from "./step-client.ts";
 
 /**
  * The closed-loop agent driver: C programs in flight; when one ends the slot's next program
- * takes its place (agent-workloads.md §3.5, ThunderAgent's "parallel workflow number"; a mixed
+ * takes its place (ThunderAgent's "parallel workflow number"; a mixed
  * workload keeps each slot on one component: src/workload/program-feed.ts). A program sends its steps in order, each the conversation so far, and waits its
  * tool time (divided by `timeScale`) between them. The run ends when the steady window closes
  * (in-flight calls are aborted, their programs count as unfinished) or when `maxPrograms`

@@ -2,8 +2,7 @@ import { request } from "undici";
 
 /**
  * `GET /v1/models` on the target, so `maitred bench --url X` works without `--model` and can
- * cap programs at the served context length (vLLM lists `max_model_len` per model,
- * reference/vllm-backend.md §3.8).
+ * cap programs at the served context length (vLLM lists `max_model_len` per model).
  */
 
 export interface ServedModel {

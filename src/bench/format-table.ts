@@ -5,7 +5,7 @@ import { cell, ratioText, renderTable } from "./table-cells.ts";
 /**
  * Human tables for bench reports: one column per run, and from the second run on each number
  * carries its ratio to the first run (the baseline), e.g. `371.0 (2.65x)`, the way ThunderAgent
- * labels its speed-ups over vLLM (thunderagent.md §1.6).
+ * labels its speed-ups over vLLM.
  */
 
 interface Row {

@@ -6,7 +6,7 @@ import type { RunMeta, RunRecords } from "./records.ts";
 /**
  * Pure reporting over run records, shared by `maitred bench` and `maitred simulate`. The
  * throughput metric is ThunderAgent's: steps/min over a steady window that starts after a
- * warm-up (their scripts count steps from 10 to 70 min after start; thunderagent.md §1.5).
+ * warm-up (their scripts count steps from 10 to 70 min after start).
  */
 
 const MS_PER_MIN = 60_000;

@@ -1,7 +1,7 @@
 /**
  * A streamed chat completion as the bench reads it: `stream: true` with
- * `stream_options.include_usage`, so the client sees its first token when it arrives (TTFT,
- * issue 5: interactive latency is time to first token) and still gets usage, cached tokens
+ * `stream_options.include_usage`, so the client sees its first token when it arrives (TTFT:
+ * interactive latency is time to first token) and still gets usage, cached tokens
  * included, from the final chunk. Fed text as it arrives; events are `data: <json>` lines
  * (OpenAI/vLLM SSE), `data: [DONE]` ends the stream.
  *

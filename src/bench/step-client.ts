@@ -15,7 +15,7 @@ export interface StepRequest {
   programId: string;
   model: string;
   messages: ChatMessage[];
-  /** Exact output length: sent as `max_tokens` with `ignore_eos` (agent-workloads.md §4). */
+  /** Exact output length: sent as `max_tokens` with `ignore_eos`. */
   maxTokens: number;
   /** Sent as header `x-priority`; absent = no header (the router's `default`). */
   priorityClass?: string;

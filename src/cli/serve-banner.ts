@@ -1,6 +1,6 @@
 /**
  * What `maitred serve` prints on stdout once it listens: where it is and a request to try
- * (issue #3: `npm start` "prints the URL and a curl example"). Logs stay on stderr.
+ * (`npm start` "prints the URL and a curl example"). Logs stay on stderr.
  */
 
 /** How long to wait for the model list before printing a placeholder model name. */

@@ -10,7 +10,7 @@ export interface ParsedBackends {
 }
 
 /**
- * `--backends`: comma-separated base URLs (ThunderAgent §3.1: "no `/v1`"), or `sim:N` to start
+ * `--backends`: comma-separated base URLs ("no `/v1`"), or `sim:N` to start
  * N simulated backends in-process. URLs are normalised without a trailing slash because the
  * URL is the backend's id everywhere (core BackendSpec.id).
  */

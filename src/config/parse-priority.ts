@@ -6,7 +6,7 @@
  *     such a file was never going to mean what its author wanted;
  *   - whether the values make a workable configuration (each `reserved_share` in 0..1, the
  *     shares summing to at most 1) is the core's check: it logs every error and runs without
- *     priorities (seed 000 "Fallback to legacy admission": a broken priority config never takes
+ *     priorities (a broken priority config never takes
  *     routing down).
  */
 import type {
@@ -51,7 +51,7 @@ export interface RouterPriority {
 }
 
 /**
- * `system` is for the control plane (seed 000 "`system` is for the control plane"): a request
+ * `system` is for the control plane: a request
  * that names no known tenant may ask for anything up to `interactive`; reaching `system` takes a
  * tenant whose `max_class` is `system`.
  */
@@ -162,7 +162,7 @@ function parseSection(raw: unknown, src: ValueSource): RouterPriority {
       PRIORITY_POLICIES,
     );
   }
-  // Score per second waited (seed 001 AgeWeight); the core counts per millisecond.
+  // Score per second waited (the age weight); the core counts per millisecond.
   if (doc.age_weight !== undefined)
     p.core.ageWeightPerMs = parseNonNegative(doc.age_weight, at(src, "age_weight")) / 1000;
   if (doc.default_max_class !== undefined)

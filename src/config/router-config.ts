@@ -2,7 +2,7 @@
  * The router's one configuration schema: every setting with its
  * default, its flag, its environment twin and its parser. Flags, `MAITRED_*` variables and the
  * YAML file are all read through this table, so a setting cannot exist in one and not the others.
- * Defaults follow ThunderAgent's CLI (reference/thunderagent.md §3.1, §3.3) unless noted; the
+ * Defaults follow ThunderAgent's CLI unless noted; the
  * scheduler's numbers come from the core's own defaults so router and simulator agree.
  */
 import { tmpdir } from "node:os";
@@ -91,7 +91,7 @@ export interface FieldSpec {
 
 /** ThunderAgent's httpx timeout for backend calls. */
 const UPSTREAM_TIMEOUT_S = 900;
-/** ThunderAgent's metrics client timeout (§3.3). */
+/** ThunderAgent's metrics client timeout. */
 const POLL_TIMEOUT_S = 10;
 /** Limit of concurrent metric polls per tick; enough for a node's DP replicas at once. */
 const POLL_CONCURRENCY = 8;

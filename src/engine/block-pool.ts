@@ -1,5 +1,5 @@
 /**
- * vLLM V1's KV block pool (reference/vllm-backend.md §4.3; vllm-project/vllm
+ * vLLM V1's KV block pool (vllm-project/vllm
  * `vllm/v1/core/block_pool.py`, `kv_cache_utils.py` FreeKVCacheBlockQueue):
  *
  * - block 0 is the null block, never handed out, hence `num_gpu_blocks − 1` in `usage`;
@@ -24,7 +24,7 @@ export interface BlockPool {
   readonly numGpuBlocks: number;
   readonly blockSize: number;
   numFree(): number;
-  /** 1 − free / (numGpuBlocks − 1) (§1.3 `vllm:kv_cache_usage_perc`). */
+  /** 1 − free / (numGpuBlocks − 1) (`vllm:kv_cache_usage_perc`). */
   usage(): number;
   refCount(block: number): number;
   /** The block holding `hash`, or −1. */

@@ -1,5 +1,5 @@
 /**
- * A fixed ChatML-like chat template (reference/vllm-backend.md §6.4 item 3: "render messages to
+ * A fixed ChatML-like chat template ("render messages to
  * one string with fixed role markers so shared conversation prefixes share tokens").
  *
  * One message renders as

@@ -1,5 +1,5 @@
 /**
- * Cumulative engine statistics with vLLM V1's update rules (reference §1.3, §1.6):
+ * Cumulative engine statistics with vLLM V1's update rules:
  * prompt tokens are credited in full at the step producing the first token, per-request
  * histograms are observed at finish, client aborts observe nothing and leave
  * `requestSuccess.abort` at 0 (vllm-project/vllm#31503).

@@ -1,6 +1,6 @@
 /**
- * `createEngine`: the simulated vLLM V1 engine as a pure step function (DESIGN.md "The engine
- * is pure too"). Each `step(now)` plans a batch (scheduler.ts), prices it with the timing model
+ * `createEngine`: the simulated vLLM V1 engine as a pure step function (no timers,
+ * no wall clock, no I/O). Each `step(now)` plans a batch (scheduler.ts), prices it with the timing model
  * (timing.ts), advances every scheduled request and returns the outputs, which become visible
  * at `now + duration`. No wall clock, no timers, no randomness beyond the seeded sampler.
  */

@@ -1,8 +1,8 @@
 /**
- * Seeded, allocation-free integer hashing for the engine: chained block hashes (reference
- * §4.4: block_hash[i] = H(block_hash[i−1], tokens of block i)) and deterministic draws
- * (output lengths, generated tokens). §4.4 allows any collision-resistant chained hash when
- * exact vLLM hash compatibility is not needed; ours is 53 bits so hashes are exact doubles and
+ * Seeded, allocation-free integer hashing for the engine: chained block hashes (as vLLM's
+ * prefix cache: block_hash[i] = H(block_hash[i−1], tokens of block i)) and deterministic draws
+ * (output lengths, generated tokens). Any collision-resistant chained hash serves when exact
+ * vLLM hash compatibility is not needed; ours is 53 bits so hashes are exact doubles and
  * cheap Map keys (collision odds ≈ n²/2⁵⁴, under 10⁻⁴ for a million distinct blocks).
  */
 

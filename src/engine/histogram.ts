@@ -1,5 +1,5 @@
 /**
- * vLLM's histogram bucket boundaries (reference/vllm-backend.md §1.3; vllm-project/vllm
+ * vLLM's histogram bucket boundaries (vllm-project/vllm
  * `vllm/v1/metrics/loggers.py`), exported so the HTTP layer renders the same `le` values, and a
  * tiny plain-data histogram the engine fills.
  */

@@ -1,6 +1,6 @@
 /**
  * Request-level KV operations over the block pool, after vLLM V1's KVCacheManager
- * (reference §4.3–§4.4; vllm-project/vllm `vllm/v1/core/kv_cache_manager.py`
+ * (vllm-project/vllm `vllm/v1/core/kv_cache_manager.py`
  * `get_computed_blocks`, `allocate_slots`, `free`).
  */
 
@@ -11,14 +11,14 @@ export interface KvCacheManager {
   readonly pool: BlockPool;
   /**
    * Longest cached prefix of `r`, in whole blocks, written to `out`. Never covers the last
-   * token, which must be recomputed to produce logits (§4.4): at most ⌊(L−1)/B⌋ blocks.
+   * token, which must be recomputed to produce logits: at most ⌊(L−1)/B⌋ blocks.
    */
   findCachedBlocks(r: RequestState, out: number[]): number;
   /**
    * Give `r` blocks for `n` more tokens after attaching `numHits` cached blocks from `hits`
    * (admission only). False, with nothing changed, when the free queue cannot cover them.
    * On success `r.numComputed` includes the hits, and full blocks are registered in the
-   * prefix cache as soon as they are scheduled (§4.3: hash published before the forward pass).
+   * prefix cache as soon as they are scheduled (hash published before the forward pass).
    */
   allocateSlots(r: RequestState, n: number, hits: readonly number[], numHits: number): boolean;
   /** Release `r`'s blocks (hashes stay on the blocks, so the prefix remains hittable). */
@@ -52,7 +52,7 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
       const computed = r.numComputed + numHits * blockSize;
       const held = r.blocks.length + numHits;
       const needed = Math.max(0, Math.ceil((computed + n) / blockSize) - held);
-      // Cached hits sitting in the free queue stop being free once touched (§4.3).
+      // Cached hits sitting in the free queue stop being free once touched.
       let evictableHits = 0;
       for (let i = 0; i < numHits; i++) if (pool.refCount(hits[i]) === 0) evictableHits++;
       if (needed + evictableHits > pool.numFree()) return false;

@@ -1,7 +1,7 @@
 /**
  * The engine's record of one request. Tokens are the prompt (never copied) followed by the
  * generated ids; block hashes are computed once per full block and kept across preemption,
- * because the token content of a block never changes (reference §4.5: hashes kept on resume).
+ * because the token content of a block never changes (hashes kept on resume).
  */
 
 import { hashTokenRange, NONE_HASH } from "./hash.ts";
@@ -28,7 +28,7 @@ export interface RequestState {
   readonly hashes: number[];
   /** Leading blocks of `blocks` already offered to the prefix cache. */
   numRegistered: number;
-  /** Prefix-cache hit tokens at first admission; −1 before it (§3.6). */
+  /** Prefix-cache hit tokens at first admission; −1 before it. */
   numCachedTokens: number;
   numPreemptions: number;
   firstScheduledTime: number;

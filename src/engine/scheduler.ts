@@ -1,6 +1,6 @@
 /**
- * Batch formation for one step, vLLM V1 `Scheduler.schedule` (reference/vllm-backend.md §4.2,
- * §4.5; vllm-project/vllm `vllm/v1/core/sched/scheduler.py`). Numbered as in §4.2:
+ * Batch formation for one step, vLLM V1 `Scheduler.schedule` (vllm-project/vllm
+ * `vllm/v1/core/sched/scheduler.py`). Numbered steps:
  *
  *   1. RUNNING requests in list order, each taking min(remaining, budget) tokens (decodes take
  *      1, an unfinished prompt takes its next chunk). When a request cannot get its blocks the
@@ -11,7 +11,7 @@
  *      budget remains: prefix lookup, then min(rest of prompt, budget) tokens (chunked
  *      prefill). The first request that does not fit ends admission (head-of-line blocking).
  *
- * Prefix-cache query/hit counters move at first admission only (§1.6: preempted requests'
+ * Prefix-cache query/hit counters move at first admission only (preempted requests'
  * lookups are not exported).
  */
 

@@ -4,8 +4,8 @@
  *     step = t_fixed + max(t_weights, b·T) + c·K + d·A
  *
  * T = tokens scheduled in the step, K = KV tokens read (each decode's context, each prefill
- * chunk's already-computed prefix), A = Σ over prefill chunks of C·(P + C/2) query-key pairs
- * (§5.1). Memory-bound until T reaches the knee t_weights/b, then linear in T.
+ * chunk's already-computed prefix), A = Σ over prefill chunks of C·(P + C/2) query-key pairs.
+ * Memory-bound until T reaches the knee t_weights/b, then linear in T.
  */
 
 import { ConfigError } from "../errors.ts";
@@ -43,14 +43,14 @@ export interface TimingProfile {
   maxModelLen: number;
 }
 
-/** vLLM engine defaults (§4.1; max_num_seqs 256 as in releases before the ≥70 GiB bump). */
+/** vLLM engine defaults (max_num_seqs 256 as in releases before the ≥70 GiB bump). */
 export const DEFAULT_BLOCK_SIZE = 16;
 export const DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192;
 export const DEFAULT_MAX_NUM_SEQS = 256;
 
 /**
- * Coefficients from §5.2 (BF16 KV, vLLM V1 with CUDA graphs). KV capacities are §5.2's "KV
- * capacity at util 0.9" divided by 16-token blocks: Llama-3.1-8B ≈410k tokens (80 GB × 0.9
+ * Coefficients for BF16 KV on vLLM V1 with CUDA graphs. KV capacities are the KV capacity at
+ * gpu-memory-utilization 0.9 divided by 16-token blocks: Llama-3.1-8B ≈410k tokens (80 GB × 0.9
  * − 16.1 GB weights − activations, at 128 KiB per token), Qwen3-8B ≈360k, Qwen3-32B FP8
  * ≈135k, Qwen3-32B BF16 TP2 ≈275k. Context lengths are the models' config.json limits.
  */

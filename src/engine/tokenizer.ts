@@ -1,7 +1,7 @@
 /**
  * maitred's tokenizer: deterministic, fast, and the same everywhere (`/tokenize`, usage, chat
- * rendering, prefix hashing, the workload generator), as reference/vllm-backend.md §6.4 item 3
- * asks. It is not a BPE; it only has to give stable, plausible counts.
+ * rendering, prefix hashing, the workload generator), as a simulated backend
+ * needs. It is not a BPE; it only has to give stable, plausible counts.
  *
  * Pieces, scanning left to right:
  *   1. a special string (`<|im_start|>user`, `<|im_end|>`, ...): one token;

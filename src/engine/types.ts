@@ -1,6 +1,6 @@
 /**
  * The simulated engine's contract: a pure, deterministic step function over a clock it is
- * given (issue #2 part 2). The HTTP driver (src/sim-server) runs it in scaled real time; the
+ * given. The HTTP driver (src/sim-server) runs it in scaled real time; the
  * cluster simulator runs many of them in virtual time. Times are seconds on the engine's clock.
  */
 
@@ -103,9 +103,9 @@ export interface EngineStats {
   /** Engine-clock seconds the engine has spent stepping (busy time). */
   busyTime: number;
   steps: number;
-  /** Free blocks (cached-but-unreferenced blocks count as free, §1.3). */
+  /** Free blocks (cached-but-unreferenced blocks count as free). */
   numFreeBlocks?: number;
-  /** Blocks holding a hash in the prefix cache (residency, which usage does not show, §1.6). */
+  /** Blocks holding a hash in the prefix cache (residency, which usage does not show). */
   numCachedBlocks?: number;
   /** `vllm:iteration_tokens_total`: tokens credited per output-producing step. */
   iterationTokens?: HistogramData;

@@ -1,7 +1,6 @@
 /**
  * EngineConfig validation: every error names the field. Like vLLM,
- * an engine whose KV cache cannot hold one `maxModelLen` sequence refuses to start
- * (reference §4.1 "Startup check").
+ * an engine whose KV cache cannot hold one `maxModelLen` sequence refuses to start.
  */
 
 import { ConfigError } from "../errors.ts";

@@ -1,5 +1,5 @@
 /**
- * Virtual time for engines (reference §6.4 item 1: "virtual (benchmarks; DES with no real
+ * Virtual time for engines ("virtual (benchmarks; DES with no real
  * sleeping)"): a small discrete-event kernel plus an adapter that steps an engine whenever it
  * has work and is idle, delivering each step's outputs at `start + duration`.
  *

@@ -1,5 +1,5 @@
 /**
- * The priority metrics (issue 5, label `class`; seed 000 "Observability"), declared on the
+ * The priority metrics (label `class`), declared on the
  * router's one registry by `createRouterMetrics` and only while priorities are in force, so a
  * router without them exports exactly what it did before. Counters are synced from the core's
  * monotonic per-class counters in `snapshot().priority`; room gauges are per backend and class
@@ -24,7 +24,7 @@ export interface PriorityMetrics {
   observeQueueWaits(list: readonly QueueWaitObservation[]): void;
 }
 
-/** Queue waits span the class timeouts: 30 s (system, interactive) to 300 s (bulk), seed 000. */
+/** Queue waits span the class timeouts: 30 s (system, interactive) to 300 s (bulk). */
 const QUEUE_WAIT_BUCKETS_S = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
 type ClassView = PrioritySnapshot["classes"][keyof PrioritySnapshot["classes"]];

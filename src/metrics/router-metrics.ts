@@ -47,7 +47,7 @@ const TTFT_BUCKETS_S = [
   0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80,
   160, 640, 2560,
 ];
-/** A tick is one round of metric polls (10 s timeout each, §3.3). */
+/** A tick is one round of metric polls (10 s timeout each). */
 const TICK_BUCKETS_S = [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 const STATUSES = ["REASONING", "ACTING"] as const;

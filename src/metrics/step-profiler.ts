@@ -1,8 +1,8 @@
 /**
  * `--profile`: per-step timing per program, served at `/profiles` and appended to
- * `step_profiles.csv` (ThunderAgent's profiling output, reference/thunderagent.md §3.9, with the
+ * `step_profiles.csv` (ThunderAgent's profiling output, with the
  * token columns of its PR #25). Unlike the original, rows go through an async append stream
- * (never blocking the event loop) and memory holds running sums, not every step (§3.11.12).
+ * (never blocking the event loop) and memory holds running sums, not every step.
  */
 import { createWriteStream, mkdirSync, statSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
@@ -144,7 +144,7 @@ export function createStepProfiler(options: { dir: string; logger: Logger }): St
         programs.delete(programs.keys().next().value as string);
 
       const start = step.dispatchedAt ?? step.endedAt;
-      // §3.9: prefill = dispatch → first event, decode = first → last event (streams only).
+      // Prefill = dispatch → first event, decode = first → last event (streams only).
       // A non-streamed response has no first token; its whole service time counts as decode.
       const prefill = step.firstTokenAt !== null ? secs(step.firstTokenAt - start) : 0;
       const decode =
@@ -154,7 +154,7 @@ export function createStepProfiler(options: { dir: string; logger: Logger }): St
             ? 0
             : secs(step.endedAt - start);
       const pause = secs(step.pausedMs);
-      // §3.9: tool time = previous step's end → this arrival; 0 on the first step.
+      // Tool time = previous step's end → this arrival; 0 on the first step.
       const tool = s.lastEndedAt === null ? 0 : secs(step.arrivedAt - s.lastEndedAt);
       const prompt = step.usage?.promptTokens ?? 0;
       const cached = step.usage?.cachedTokens ?? 0;

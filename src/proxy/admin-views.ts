@@ -1,6 +1,5 @@
 /**
- * JSON views for the admin endpoints, shaped like ThunderAgent's (reference/thunderagent.md
- * §3.2: lower-case status/state, objects keyed by program id or backend URL) with the fields
+ * JSON views for the admin endpoints, shaped like ThunderAgent's (lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
 import type { BackendView, PrioritySnapshot, ProgramView, SchedulerSnapshot } from "../core/api.ts";
@@ -23,7 +22,7 @@ export function programJson(p: ProgramView) {
     paused_since: p.pausedSince,
     parent_program_id: p.parentProgramId,
     last_activity: p.lastActivity,
-    // Present only while priorities are on (issue 5: a program takes its latest request's class).
+    // Present only while priorities are on (a program takes its latest request's class).
     ...(p.priorityClass === undefined ? {} : { priority_class: p.priorityClass }),
   };
 }

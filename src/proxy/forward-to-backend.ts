@@ -10,7 +10,7 @@
  * (core `cancel`). The failures reject with a ForwardError carrying the classification.
  *
  * With priorities on, nothing is written (not even an SSE head) until the core commits the
- * request's first byte (`tryCommitFirstByte`, issue 5): a request preempted before that is
+ * request's first byte (`tryCommitFirstByte`): a request preempted before that is
  * answered by its cancel with a plain 503 envelope rather than a broken stream.
  */
 import type {
@@ -73,8 +73,8 @@ export function forwardToBackend(
       abortReason ??= reason;
       call.abort(reason);
     };
-    // Priorities on: a request may be preempted until its first byte is committed (seed 000
-    // TTFT protection), so the head and first bytes wait for the core's compare-and-set.
+    // Priorities on: a request may be preempted until its first byte is committed (a
+    // request that has started answering is never preempted), so the head and first bytes wait for the core's compare-and-set.
     const gated = deps.priority !== null;
     let refused = false;
     /** Write the held head, after the commit when gated; false = cancelled, write nothing. */

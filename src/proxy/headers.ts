@@ -2,7 +2,7 @@
  * Header hygiene for the forwarder. Hop-by-hop headers are connection-level and never forwarded
  * in either direction (RFC 9110 §7.6.1, https://datatracker.ietf.org/doc/html/rfc9110#section-7.6.1),
  * nor are the headers a `Connection` header names. maitred's own request headers stop here;
- * `Authorization` is forwarded (ThunderAgent did not: reference/thunderagent.md §3.11.12).
+ * `Authorization` is forwarded (ThunderAgent does not).
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 

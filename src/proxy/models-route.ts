@@ -1,6 +1,6 @@
 /**
  * `GET /v1/models`: the union of every healthy backend's model list (ThunderAgent asked only
- * the first backend, reference/thunderagent.md §3.11.12). A backend that fails to answer is
+ * the first backend). A backend that fails to answer is
  * left out; no answer at all is a 502, no healthy backend a 503.
  */
 import { getText } from "../backends/upstream-pools.ts";

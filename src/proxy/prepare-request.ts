@@ -116,7 +116,7 @@ export function prepareRequest(
     }
     clientWantsUsage = (so as Json | undefined)?.include_usage === true;
     if (!clientWantsUsage) {
-      // Usage is how the books learn real token counts (ThunderAgent adds it too, §3.2).
+      // Usage is how the books learn real token counts (ThunderAgent adds it too).
       body.stream_options = { ...((so as Json | null) ?? {}), include_usage: true };
       modified = true;
     }

@@ -1,7 +1,7 @@
 /**
  * Who a request belongs to (task: "program identity, first match wins, order configurable").
  * Reads the body and headers, and removes maitred-only body fields so the backend never sees
- * them (ThunderAgent strips `program_id` and `extra_body.program_id`, §3.2). Dynamo's `nvext`
+ * them (ThunderAgent strips `program_id` and `extra_body.program_id`). Dynamo's `nvext`
  * stays: a Dynamo backend may want it.
  */
 import type { IncomingHttpHeaders } from "node:http";
@@ -19,7 +19,7 @@ export interface ProgramIdentity {
 /** Longest accepted program id; ids end up in logs, CSV rows and JSON keys. */
 const MAX_ID_LENGTH = 512;
 
-/** Agent-harness session headers (reference/peers.md §10, §16). */
+/** Agent-harness session headers. */
 const SESSION_HEADERS = [
   "x-session-id",
   "x-claude-code-session-id",

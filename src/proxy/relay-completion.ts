@@ -1,9 +1,9 @@
 /**
- * One completion request, from body to the last byte (seed 002's trackedServe; issue #3):
+ * One completion request, from body to the last byte:
  * admit through the core, wait while parked, forward with undici, relay the answer, and end
  * the request in ONE `finally` that always sends exactly one `request_finished` — success,
  * upstream error, client gone (parked or mid-stream), timeout or cancel alike
- * (ThunderAgent bug §3.11.3 fixed by construction).
+ * (ThunderAgent left a program REASONING forever on errors; here that cannot happen).
  *
  * Responses are written straight to Node's ServerResponse: status, headers and bytes pass
  * through as the backend sent them, chunk by chunk with backpressure. Errors raised before

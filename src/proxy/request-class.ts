@@ -3,14 +3,14 @@
  *   1. the requested class is header `x-priority`, else a STRING body field `priority`; an
  *      integer `priority` is vLLM's own scheduling field and
  *      is forwarded untouched, a string one is maitred's and is removed from the body (vLLM
- *      would answer it with 400, §3.3);
+ *      would answer it with 400);
  *   2. the tenant is the one a mapped bearer API key names (`Authorization: Bearer <key>`),
  *      else header `x-tenant-id` (when the config trusts it); the key wins because the
  *      operator handed it out, while any client can write a header;
  *   3. a tenant that is not configured, or no tenant at all, gets the config's
  *      `default_max_class`;
  *   4. `resolveRequestClass` (the core's one header contract) parses, answers an unknown class
- *      with 400 and clamps the class down to the tenant's maximum, never up (seed 000).
+ *      with 400 and clamps the class down to the tenant's maximum, never up.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { RouterPriority } from "../config/parse-priority.ts";

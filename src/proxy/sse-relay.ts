@@ -1,5 +1,5 @@
 /**
- * Watches an OpenAI SSE stream on its way to the client (reference/vllm-backend.md §3.4: each
+ * Watches an OpenAI SSE stream on its way to the client (each
  * event is `data: <compact JSON>\n\n`). Bytes are forwarded as they come, cut only at event
  * boundaries; only the event carrying `usage` is parsed as JSON. Content events (non-empty
  * `choices`, one per engine step) are counted as tokens for the books. When maitred added

@@ -1,5 +1,5 @@
 /**
- * The one writer (seed 002, "one run loop, no locks"): the only caller of the scheduler core.
+ * The one writer ("one run loop, no locks"): the only caller of the scheduler core.
  * Events are handled one at a time, synchronously, in arrival order. Effects the core asks for
  * are queued while it runs and applied after it returns, so nothing the effects trigger (an
  * abort listener, a rejected promise) can call back into the core mid-event; such follow-up

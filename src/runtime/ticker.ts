@@ -1,5 +1,5 @@
 /**
- * The periodic scheduler tick (ThunderAgent `_scheduled_check`, reference/thunderagent.md §3.6):
+ * The periodic scheduler tick (ThunderAgent `_scheduled_check`):
  * every interval, poll every backend (the poll itself bounds concurrency and time), then hand
  * the samples to `onTick`, which sends one `tick` event. Ticks never overlap: the next one is
  * scheduled only when the previous poll has finished, so a slow backend stretches the period

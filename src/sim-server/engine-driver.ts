@@ -1,6 +1,6 @@
 /**
- * Runs the pure engine in scaled real time (DESIGN.md "The engine is pure too"; reference
- * §6.4 item 1, wall-clock mode): while the engine has work, call `step(now)`, hold the step's
+ * Runs the pure engine in scaled real time (wall-clock mode; the cluster simulator drives the
+ * same engine in virtual time): while the engine has work, call `step(now)`, hold the step's
  * outputs for `duration / timeScale` real seconds, deliver them, repeat; sleep when idle.
  *
  * Engine time is `max(scaled real time, end of the last delivered step)`, so it never runs

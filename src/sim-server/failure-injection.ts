@@ -1,5 +1,5 @@
 /**
- * Failure injection for router tests (reference §6.4 item 7, after llm-d-inference-sim's
+ * Failure injection for router tests (after llm-d-inference-sim's
  * `--failure-injection-rate` and `X-Return-Error`): a seeded rate of failed requests, a
  * per-request status header, and a mid-stream error after N tokens.
  */
@@ -9,7 +9,7 @@ import { Errors } from "../errors.ts";
 export const RETURN_ERROR_HEADER = "x-sim-return-error";
 export const STREAM_ERROR_AFTER_HEADER = "x-sim-stream-error-after";
 
-/** Status of the mid-stream error event (a vLLM engine error is a 500, reference §3.4). */
+/** Status of the mid-stream error event (a vLLM engine error is a 500). */
 export const STREAM_ERROR_STATUS = 500;
 
 export interface FailurePlan {

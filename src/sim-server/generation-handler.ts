@@ -1,6 +1,6 @@
 /**
- * `POST /v1/chat/completions` and `POST /v1/completions`: an SSE stream or one JSON body
- * (reference §3.4–§3.5). A client that goes away aborts its engine request, through the
+ * `POST /v1/chat/completions` and `POST /v1/completions`: an SSE stream or one JSON body.
+ * A client that goes away aborts its engine request, through the
  * stream's `cancel` or the request's AbortSignal.
  */
 

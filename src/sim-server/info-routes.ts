@@ -1,5 +1,5 @@
 /**
- * The small endpoints (reference §3.1, §3.8, §2.3): models, health, version, tokenize,
+ * The small endpoints: models, health, version, tokenize,
  * detokenize, metrics, and SGLang's server info. `/tokenize` uses the same tokenizer and
  * chat template as generation, so its counts equal `usage.prompt_tokens`.
  */
@@ -117,7 +117,7 @@ export function registerInfoRoutes(app: Hono, deps: InfoRouteDeps): void {
   if (sglang) registerSglangInfo(app, deps);
 }
 
-/** SGLang capacity discovery: `/get_server_info` and its canonical alias `/server_info` (§2.3). */
+/** SGLang capacity discovery: `/get_server_info` and its canonical alias `/server_info`. */
 function registerSglangInfo(app: Hono, deps: InfoRouteDeps): void {
   const { options } = deps;
   const serverInfo = () => ({

@@ -1,5 +1,5 @@
 /**
- * vLLM's response bodies, byte for byte (reference §3.4 streaming, §3.5 non-streaming).
+ * vLLM's response bodies, byte for byte (streaming and non-streaming).
  * Chat chunks are dumped with `exclude_unset` (only set keys), completion chunks with every
  * field, full responses with every field (nulls included). Strings are assembled around a
  * per-request prefix so each streamed token costs one `JSON.stringify` of its text

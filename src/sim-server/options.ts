@@ -1,6 +1,6 @@
 /**
  * The simulated backend's one options schema: defaults, validation (every error names the
- * flag, DESIGN.md convention 9) and the flag table the CLI is generated from.
+ * flag) and the flag table the CLI is generated from.
  */
 
 import {
@@ -51,9 +51,9 @@ export interface SimBackendOptions {
 }
 
 /**
- * Defaults are vLLM's engine defaults (reference §4.1, as src/engine/timing.ts pins them);
+ * Defaults are vLLM's engine defaults (as src/engine/timing.ts pins them);
  * `model`, `numGpuBlocks` and `maxModelLen` default to the timing profile's (its served model,
- * its realistic KV capacity and context length, reference §5.2).
+ * its realistic KV capacity and context length).
  */
 export const SIM_BACKEND_DEFAULTS = {
   host: "127.0.0.1",
@@ -157,8 +157,8 @@ export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendO
   if (o.failureRate < 0 || o.failureRate > 1) {
     throw new ConfigError("failure-rate", `must be between 0 and 1, got ${o.failureRate}`);
   }
-  // vLLM refuses to start when one max-model-len sequence cannot fit in the KV cache
-  // (reference §4.1 "Startup check"); block 0 is the reserved null block.
+  // vLLM refuses to start when one max-model-len sequence cannot fit in the KV cache;
+  // block 0 is the reserved null block.
   // Without an explicit --max-model-len, a small cache shortens the default context to what
   // fits (so `--num-gpu-blocks 2048` alone starts); an explicit value that cannot fit is refused.
   const capacity = (o.numGpuBlocks - 1) * o.blockSize;

@@ -1,7 +1,7 @@
 /**
  * Everything between an HTTP request and an engine request: injected failures, body checks,
- * model name, tokenisation, context-length checks (vLLM's messages, reference §3.3) and the
- * response id (`X-Request-Id` → `chatcmpl-<id>`, reference §3.1).
+ * model name, tokenisation, context-length checks (vLLM's messages) and the
+ * response id (`X-Request-Id` → `chatcmpl-<id>`).
  */
 
 import { chatPromptTokens } from "../engine/chat-template.ts";

@@ -71,7 +71,7 @@ export function sampleLine(name: string, labels: Labels, value: number): string 
 /**
  * Accumulates families in registration order. `created` is the Unix time (s) the server
  * started. `multiprocess` mimics prometheus_client's multi-process collector (SGLang always
- * runs it, reference §2.2): no `_created` series and each histogram's `_sum` comes first.
+ * runs it): no `_created` series and each histogram's `_sum` comes first.
  */
 export interface ExpositionWriter {
   gauge(name: string, help: string, series: ReadonlyArray<[Labels, number]>): void;

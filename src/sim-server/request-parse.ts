@@ -1,6 +1,6 @@
 /**
  * Request bodies of `/v1/chat/completions` and `/v1/completions`, checked the way vLLM's
- * pydantic models check them (reference §3.2–§3.3): known fields with a wrong type or value
+ * pydantic models check them: known fields with a wrong type or value
  * are a 400, unknown fields (e.g. a router's `program_id`) are accepted and ignored.
  */
 

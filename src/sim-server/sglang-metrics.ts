@@ -1,5 +1,5 @@
 /**
- * The SGLang personality's `/metrics` (reference §2.1–§2.2) on the same engine. Scheduler
+ * The SGLang personality's `/metrics` on the same engine. Scheduler
  * gauges are a snapshot refreshed only at prefill batches and every `decode_log_interval` (40)
  * decode steps, as SGLang's `log_prefill_stats`/`log_decode_stats` do, plus the idle-time
  * refresh every 30 s of `self_check_during_idle` (sgl-project/sglang scheduler). Tokenizer-side

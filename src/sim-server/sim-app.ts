@@ -97,7 +97,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
     maxTotalNumTokens,
     permissionId: `modelperm-${randomHex()}`,
   });
-  // vLLM dev-mode / SGLang endpoint: benchmarks reset the prefix cache between runs (§3.1).
+  // vLLM dev-mode / SGLang endpoint: benchmarks reset the prefix cache between runs.
   const resetPrefixCache = () => {
     driver.engine.resetPrefixCache?.();
     return new Response(null, { status: 200 });

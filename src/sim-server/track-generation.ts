@@ -1,8 +1,7 @@
 /**
  * One request's life on the engine, shared by the streaming and the JSON responses: submit,
  * turn each step's output into text and usage, stop on an injected mid-stream error, and end
- * exactly once whichever way it ends (finish, injected error, client gone; DESIGN.md
- * convention 7).
+ * exactly once whichever way it ends (finish, injected error, client gone).
  */
 
 import { decode } from "../engine/tokenizer.ts";

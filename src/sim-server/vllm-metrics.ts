@@ -2,7 +2,7 @@
  * vLLM V1's `/metrics` (v0.11-era shape) rendered from EngineStats. Family order follows the
  * registration order in vllm-project/vllm `vllm/v1/metrics/loggers.py` (`PrometheusStatLogger`),
  * with `vllm:cache_config_info` last because it is registered in `log_engine_initialized`.
- * Names, HELP strings and label sets: reference/vllm-backend.md §1.3–§1.5.
+ * Names, HELP strings and label sets are vLLM's (v0.11-era).
  */
 
 import type { EngineStats, HistogramData } from "../engine/types.ts";
@@ -13,20 +13,20 @@ export interface VllmMetricsInfo {
   blockSize: number;
   numGpuBlocks: number;
   enablePrefixCaching: boolean;
-  /** Unix time (s) the server started: every `_created` sample (fixed, §1.1). */
+  /** Unix time (s) the server started: every `_created` sample (fixed). */
   createdAt: number;
 }
 
-/** Data-parallel engine index; a single engine is "0" (§1.2). */
+/** Data-parallel engine index; a single engine is "0". */
 const ENGINE_INDEX = "0";
 
 /**
- * Pre-created at 0 on a fresh server. The §1.5 sample (v0.11-era) lists five reasons; the
+ * Pre-created at 0 on a fresh server. vLLM (v0.11-era) lists five reasons; the
  * engine only produces the first three, `error` and `repetition` stay at 0.
  */
 const FINISHED_REASONS = ["stop", "length", "abort", "error", "repetition"] as const;
 
-/** The illustrative CacheConfig label set of §1.4; values are Python `str()` reprs. */
+/** vLLM's CacheConfig label set; values are Python `str()` reprs. */
 function cacheConfigLabels(info: VllmMetricsInfo): Labels {
   return {
     block_size: String(info.blockSize),

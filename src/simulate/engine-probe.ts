@@ -2,8 +2,8 @@ import type { BackendMetricsSample } from "../core/events.ts";
 import type { Engine, EngineStats } from "../engine/types.ts";
 
 /**
- * Reading an in-process engine the way the HTTP runtime reads a vLLM backend's /metrics
- * (reference/thunderagent.md §3.6–3.7): the capacity is vLLM's `block_size × num_gpu_blocks`
+ * Reading an in-process engine the way the HTTP runtime reads a vLLM backend's /metrics:
+ * the capacity is vLLM's `block_size × num_gpu_blocks`
  * (cache_config_info), the rest are the gauges and counters the metrics clients parse.
  */
 export function metricsSample(engine: Engine): BackendMetricsSample {

@@ -6,8 +6,8 @@ import type { SimBackend } from "./sim-runtime.ts";
 /**
  * Engine truth beside the router's view, recorded on every tick: what each engine really did
  * (preemptions, prefix-cache hits, recomputed tokens, KV usage) and what the core believed
- * (its token books, its queue). Counts are taken over the steady window, like steps/min
- * (thunderagent.md §1.5); the per-tick series cover the whole run.
+ * (its token books, its queue). Counts are taken over the steady window, like steps/min;
+ * the per-tick series cover the whole run.
  */
 
 export interface BackendTruth {

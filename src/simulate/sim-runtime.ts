@@ -149,7 +149,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
         promptTokens: l.request.tokens,
         maxTokens: l.request.maxTokens,
         minTokens: 0,
-        // Trace replay asks for exactly the recorded output (agent-workloads.md §4).
+        // Trace replay asks for exactly the recorded output.
         ignoreEos: true,
       });
     } catch (err) {

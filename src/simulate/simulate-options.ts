@@ -43,10 +43,10 @@ export const TR_KNOB_KEYS = [
 
 /** Compare the plain proxy with tr, as `maitred bench compare` does by default. */
 export const DEFAULT_ROUTERS = "default,tr";
-/** ThunderAgent's mini-SWE runs used 128 workers on two DP replicas (thunderagent.md §1.5). */
+/** ThunderAgent's mini-SWE runs used 128 workers on two DP replicas. */
 export const DEFAULT_CONCURRENCY = "128";
 export const DEFAULT_NUM_BACKENDS = 2;
-/** ThunderAgent counts steps after a 10-minute warm-up (thunderagent.md §1.5). */
+/** ThunderAgent counts steps after a 10-minute warm-up. */
 export const DEFAULT_WARMUP = "10m";
 /** Warm-up + window = one simulated hour. */
 export const DEFAULT_DURATION = "50m";

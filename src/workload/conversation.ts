@@ -10,7 +10,7 @@ import type { ProgramPlan, Workload } from "./types.ts";
 /**
  * A program's conversation, step by step: the messages of step i are those of step i−1, then
  * the assistant's answer to step i−1, then the tool observation. Every prompt therefore
- * extends the previous one (agent-workloads.md §2a: contexts never shrink, ≈ 99% reusable
+ * extends the previous one (contexts never shrink, ≈ 99% reusable
  * prefix) and all programs of a workload open with the same system prompt.
  *
  * Sizes come from the chat template's fixed costs (src/engine/chat-template.ts: 4 tokens per
@@ -22,10 +22,10 @@ import type { ProgramPlan, Workload } from "./types.ts";
  *   1. i = 0: [system S', user task]; S' = min(S, room), so the shared prefix shrinks only
  *      when P0 itself is smaller than it (textOfTokens(n) is a prefix of textOfTokens(n + k)).
  *   2. P_i < COMPACTION_FRACTION × previous prompt (a context compaction): a fresh context
- *      laid out as in case 1 (agent-workloads.md §4: "start a fresh context").
+ *      laid out as in case 1 ("start a fresh context").
  *   3. otherwise append [assistant A, user O] with A + O = P_i − prev − 2 × 4:
  *      A = c_{i−1} normally; when the trace grew by less (hidden reasoning not kept in
- *      history, §2b) A shrinks to fit; A ≥ 1 and O ≥ 1 always, so a shortfall makes the
+ *      history) A shrinks to fit; A ≥ 1 and O ≥ 1 always, so a shortfall makes the
  *      prompt overshoot P_i a little and the next observation absorbs the excess.
  */
 

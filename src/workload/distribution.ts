@@ -1,7 +1,7 @@
 import type { Rng } from "./prng.ts";
 
 /**
- * The distributions of the parametric agent model (agent-workloads.md §5): lognormals and
+ * The distributions of the parametric agent model: lognormals and
  * weighted mixtures of lognormals, as plain data so presets can be printed and overridden.
  */
 
@@ -23,7 +23,7 @@ export function lognormal(mu: number, sigma: number): LogNormal {
   return { mu, sigma };
 }
 
-/** A lognormal given by its median (the §5 tool tables write LN(ln 3000, 0.3)). */
+/** A lognormal given by its median (the tool tables write LN(ln 3000, 0.3)). */
 export function lognormalMedian(median: number, sigma: number): LogNormal {
   return { mu: Math.log(median), sigma };
 }

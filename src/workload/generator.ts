@@ -4,21 +4,21 @@ import type { Rng } from "./prng.ts";
 import type { StepPlan } from "./types.ts";
 
 /**
- * The parametric agent model of agent-workloads.md §5, one program at a time:
+ * The parametric agent model, one program at a time:
  *
  *   N ~ round(LN(μ_N, σ_N)) clipped; P0 from the preset (S included or added);
  *   for t in 0..N-1: c_t ~ output model of phase(t); prompt_t = P_t;
  *     if t < N-1: o_t ~ LN(μ_o, σ_o) clipped; P_{t+1} = P_t + a·c_t + o_t;
  *                 T_t ~ tool mixture, capped (or a human gap on `humanGap.share` of steps).
  *
- * Steps are independent given the preset: §5 found every measured lag-1 and cross
+ * Steps are independent given the preset: on the traces every measured lag-1 and cross
  * correlation weak (|r| ≤ 0.23), so the model carries none.
  */
 
 /** Minimum first prompt beyond the shared prefix (a task needs at least one token). */
 const MIN_TASK_TOKENS = 1;
 
-/** Thirds of the program: early / mid / late (§2a: output length depends on the phase). */
+/** Thirds of the program: early / mid / late (output length depends on the phase). */
 export function phaseOf(t: number, n: number): 0 | 1 | 2 {
   return Math.min(2, Math.floor((3 * t) / n)) as 0 | 1 | 2;
 }

@@ -32,7 +32,7 @@ export const SHIPPED_TRACES: Readonly<Record<string, string>> = {
   gemini: "mini_swe_agent_gemini3pro_swebench_verified.jsonl",
 };
 
-/** The only trace with measured millisecond tool times (agent-workloads.md §4). */
+/** The only trace with measured millisecond tool times. */
 export const DEFAULT_WORKLOAD = "deepseek";
 
 export function shippedTracePath(name: string): string {

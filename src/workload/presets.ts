@@ -1,9 +1,8 @@
 import { type Distribution, lognormal, lognormalMedian, mixture } from "./distribution.ts";
 
 /**
- * Presets of the parametric agent model, agent-workloads.md §5. Figures are the fitted
- * parameters of that section (tokens; tool time in ms); the ones §5 marks *assumption* are
- * marked the same way here.
+ * Presets of the parametric agent model. Figures are parameters fitted to the traces (tokens;
+ * tool time in ms); the values that are assumptions rather than fits are marked *assumption*.
  */
 
 export interface Clipped {
@@ -62,9 +61,9 @@ function sweOutput(longShare: number): Distribution {
 const SWE_BASH: PresetParams = {
   name: "swe-bash",
   description: "mini-swe-agent bash agent on SWE-bench, DeepSeek-V3 class (median 75 steps)",
-  source: "agent-workloads.md §5, fitted to the DeepSeek mini-swe-agent trace (§2a)",
+  source: "fitted to the DeepSeek mini-swe-agent trace (SWE-agent/mini-swe-agent)",
   steps: { dist: lognormal(4.32, 0.42), min: 5, max: 250 },
-  // *assumption* (§5): only the system line and tool schema are shared across programs.
+  // *assumption*: only the system line and tool schema are shared across programs.
   sharedPrefixTokens: 200,
   firstPrompt: { dist: lognormal(7.28, 0.25), includesShared: false },
   output: { byPhase: [sweOutput(0.15), sweOutput(0.42), sweOutput(0.35)], min: 10, max: 4096 },
@@ -80,7 +79,7 @@ const SWE_BASH_FRONTIER: PresetParams = {
   ...SWE_BASH,
   name: "swe-bash-frontier",
   description: "mini-swe-agent bash agent, Gemini 3 Pro class (median 36 steps)",
-  source: "agent-workloads.md §5, fitted to the Gemini mini-swe-agent trace (§2b)",
+  source: "fitted to the Gemini mini-swe-agent trace (SWE-agent/mini-swe-agent)",
   steps: { dist: lognormal(3.6, 0.42), min: 5, max: 250 },
   output: {
     byPhase: [frontierOutput(1.04), frontierOutput(1.17), frontierOutput(0.79)],
@@ -93,7 +92,7 @@ const SWE_BASH_FRONTIER: PresetParams = {
 const CLAUDE_CODE: PresetParams = {
   name: "claude-code",
   description: "interactive Claude-Code-like coding sessions: 15 K shared prefix, long contexts",
-  source: "agent-workloads.md §5, fitted to the kv-cache-tester Claude Code traces (§2c)",
+  source: "fitted to the kv-cache-tester Claude Code traces (callanjfox/kv-cache-tester)",
   steps: { dist: lognormal(3.55, 1.18), min: 3, max: 1200 },
   sharedPrefixTokens: 15_000,
   firstPrompt: {
@@ -117,7 +116,7 @@ const CLAUDE_CODE: PresetParams = {
 };
 
 /**
- * Tool-mix presets (ThunderAgent Fig. 9 via §5, *assumption*: each bucket lognormal with that
+ * Tool-mix presets (from ThunderAgent's Fig. 9, *assumption*: each bucket lognormal with that
  * median and p95). Token shape: the frontier bash agent, capped at 50 rounds (ThunderAgent's
  * ToolOrchestra `--max-rounds 50` and OpenHands `max_iterations 50`).
  */
@@ -127,7 +126,7 @@ const SEARCH_AGENT: PresetParams = {
   ...SWE_BASH_FRONTIER,
   name: "search-agent",
   description: "agent calling a remote search/retrieval API (3 s typical, 2% tail near 35 s)",
-  source: "agent-workloads.md §5 tool-time presets (ThunderAgent Fig. 9, HLE search)",
+  source: "tool times after ThunderAgent Fig. 9 (HLE search)",
   steps: TOOL_MIX_STEPS,
   tool: {
     dist: mixture(
@@ -143,7 +142,7 @@ const LLM_TOOL_AGENT: PresetParams = {
   ...SEARCH_AGENT,
   name: "llm-tool-agent",
   description: "orchestrator calling a remote expert LLM as a tool (10 s median, heavy tail)",
-  source: "agent-workloads.md §5 tool-time presets (ThunderAgent Fig. 9, HLE enhance_reasoning)",
+  source: "tool times after ThunderAgent Fig. 9 (HLE enhance_reasoning)",
   tool: { dist: lognormalMedian(10_000, 1.1), capMs: 600_000, overheadMs: 0 },
 };
 
@@ -151,24 +150,24 @@ const SANDBOX_AGENT: PresetParams = {
   ...SEARCH_AGENT,
   name: "sandbox-agent",
   description: "science agent executing bash/python in a sandbox (6 s median, p99 minutes)",
-  source: "agent-workloads.md §5 tool-time presets (ThunderAgent Fig. 9, ScienceAgentBench)",
+  source: "tool times after ThunderAgent Fig. 9 (ScienceAgentBench)",
   tool: { dist: lognormalMedian(6000, 1.5), capMs: 600_000, overheadMs: 0 },
 };
 
-/** *assumption* (§5): swe-bash tools + 0.5 s runtime overhead, at most 100 iterations. */
+/** *assumption*: swe-bash tools + 0.5 s runtime overhead, at most 100 iterations. */
 const OPENHANDS_LIKE: PresetParams = {
   ...SWE_BASH,
   name: "openhands-like",
   description: "OpenHands-style SWE agent: swe-bash shape, +0.5 s runtime overhead, ≤100 steps",
-  source: "agent-workloads.md §5 (OpenHands row, assumption)",
+  source: "OpenHands-like agent (assumption)",
   steps: { dist: lognormal(4.32, 0.42), min: 5, max: 100 },
   tool: { ...SWE_TOOL, overheadMs: 500 },
 };
 
 /**
- * Chat sessions: the interactive traffic a priority class protects from agent batches (issue 5
+ * Chat sessions: the interactive traffic a priority class protects from agent batches (a run
  * mixes it with agents, `--workload mix:chat@interactive=0.2,...`). Token shape of vLLM's
- * synthetic multi-turn benchmark (agent-workloads.md "Benchmarks and datasets": 500-token common
+ * synthetic multi-turn benchmark (500-token common
  * prefix, a user prefix of mean ≈ 1000 tokens, 80–120 output tokens and 120–160 new user tokens
  * per turn); fewer turns than its 12–18 (*assumption*: median 4, at most 18); between turns a
  * human think time, lognormal with median 10 s and σ 1 (*assumption*, from the Claude Code
@@ -182,7 +181,7 @@ const CHAT: PresetParams = {
   name: "chat",
   description:
     "interactive chat sessions: short prompts, few turns, human think time (10 s median)",
-  source: "agent-workloads.md: vLLM multi-turn benchmark shape; kv-cache-tester think times",
+  source: "vLLM multi-turn benchmark shape; kv-cache-tester think times",
   steps: { dist: lognormalMedian(4, 0.6), min: 1, max: 18 },
   sharedPrefixTokens: 500,
   firstPrompt: {

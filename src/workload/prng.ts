@@ -9,7 +9,7 @@ export interface Rng {
   next(): number;
   /** Standard normal. */
   normal(): number;
-  /** exp(Normal(mu, sigma)): agent-workloads.md §5 writes every distribution this way. */
+  /** exp(Normal(mu, sigma)): the workload model writes every distribution this way. */
   lognormal(mu: number, sigma: number): number;
   /** Uniform integer in [lo, hi]. */
   int(lo: number, hi: number): number;

@@ -84,7 +84,7 @@ export type WorkloadSpec =
       file: string;
       /** Use at most this many programs of the file (after the seeded shuffle). */
       limit?: number;
-      /** Tokens of system prompt shared by all programs (agent-workloads.md §5: 200). */
+      /** Tokens of system prompt shared by all programs (200). */
       sharedPrefixTokens?: number;
     })
   | (WorkloadCommon & {

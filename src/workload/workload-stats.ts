@@ -2,7 +2,7 @@ import { type Summary, summarize } from "../bench/percentile.ts";
 import type { ProgramPlan } from "./types.ts";
 
 /**
- * The per-program and per-step statistics agent-workloads.md §2 tabulates, computed over
+ * The per-program and per-step statistics of an agent workload, computed over
  * plans, so a trace and a preset can be compared with the same ruler (and a preset checked
  * against the figures it was fitted to).
  */

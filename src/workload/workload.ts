@@ -16,14 +16,14 @@ import type { ProgramPlan, SingleWorkloadSpec, StepPlan, Workload, WorkloadSpec 
 export const DEFAULT_SEED = 1;
 /** Gap between program start offsets: a C = 96 ramp takes ≈ 10 s (*assumption*). */
 export const DEFAULT_STAGGER_MS = 100;
-/** §5: mini-swe-agent shares only the system line and tool schema (≈ 200 tokens). */
+/** mini-swe-agent shares only the system line and tool schema (≈ 200 tokens). */
 export const DEFAULT_TRACE_SHARED_PREFIX = 200;
 /** Stream tags for deriveSeed, so each use of the seed draws from its own stream. */
 const STREAM_ORDER = 1;
 const STREAM_PROGRAM = 2;
 const STREAM_TOOL = 3;
 
-/** The swe-bash tool model fills `tool_ms` a trace lacks (agent-workloads.md §4). */
+/** The swe-bash tool model fills `tool_ms` a trace lacks. */
 const FALLBACK_TOOL = PRESETS["swe-bash"].tool;
 
 function traceSteps(program: TraceProgram, seed: number, base: number): StepPlan[] {
