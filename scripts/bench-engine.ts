@@ -2,7 +2,7 @@
  * Engine benchmark in virtual time: N agent programs (default 128) share one simulated engine
  * (default llama-3.1-8b-h100) for a simulated hour. Each program is a growing conversation:
  * every turn appends the previous output and a tool observation, then waits a tool-time gap.
- * Program shape follows the `swe-bash` preset of reference/agent-workloads.md (mini-swe-agent
+ * Program shape follows the `swe-bash` preset (mini-swe-agent
  * + DeepSeek on SWE-bench Lite): steps LN(4.32, 0.42), first prompt 200 shared + LN(7.28, 0.25),
  * output mixture short LN(4.35, 0.31) / long LN(6.10, 0.60), observation LN(4.78, 1.11), tool
  * time 95.4% LN(5.57, 0.36) ms else LN(8.04, 0.97) ms capped at 60 s.
@@ -34,7 +34,7 @@ const AGENTS = Number(args.agents);
 const HORIZON_S = Number(args.hours) * 3600;
 const SEED = Number(args.seed);
 
-/** swe-bash preset constants (reference/agent-workloads.md §3). */
+/** swe-bash preset constants . */
 const SHARED_PREFIX_TOKENS = 200;
 const STEPS = { mu: 4.32, sigma: 0.42, min: 5, max: 250 };
 const TASK = { mu: 7.28, sigma: 0.25 };

@@ -1,6 +1,6 @@
 /**
  * Proxy overhead of maitred on loopback, measured side by side against a direct connection
- * to the same upstream in one run (DESIGN.md performance habits: ratios from one script):
+ * to the same upstream in one run (ratios from one script):
  *
  *   1. latency: sequential small non-streaming requests on one connection, p50/p99 direct vs
  *      through the router; the difference is what maitred adds;
@@ -8,8 +8,7 @@
  *      requests per second direct vs through the router;
  *   3. SSE: streams of many small chunks, chunks per second direct vs through the router.
  *
- * The upstream is a minimal fast OpenAI look-alike (vLLM's shapes, reference/vllm-backend.md
- * §3.4) on raw sockets in a worker thread; the load generator runs in another worker thread; the router runs
+ * The upstream is a minimal fast OpenAI look-alike (vLLM's shapes) on raw sockets in a worker thread; the load generator runs in another worker thread; the router runs
  * in the main thread in `tr` mode with a program id in every request (the real hot path:
  * identity, body rewrite, scheduler events, usage books). Phases alternate direct/router.
  *

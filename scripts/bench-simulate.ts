@@ -1,7 +1,7 @@
 /**
  * Benchmark of `maitred simulate` on its target configuration: the mini-swe-agent DeepSeek
  * trace on 2 × llama-3.1-8b-h100 engines with the profile's KV size (25,600 blocks of 16
- * tokens), one simulated hour (10 min warm-up + 50 min steady window, thunderagent.md §1.5).
+ * tokens), one simulated hour (10 min warm-up + 50 min steady window, as ThunderAgent counts).
  *
  * Targets: at 128 programs tr ≥ 1.5× default and tr ≥ 0.8× oracle in steps/min; at 16
  * programs (no KV pressure) tr ≥ 0.98× default; one simulated hour of 128 programs in ≤ 60 s

@@ -6,7 +6,7 @@
  * request in flight (REASONING); a tick squeezes every backend to 90 % of its use (a pause
  * storm: thousands of pauses and marks), steady ticks follow with a few thousand programs
  * queued, and a tick that restores capacity resumes them (a resume storm).
- * Targets (issue text): tick ≤ 5 ms at 10,000 programs, ≤ 50 ms at 100,000; ≤ 2 KB/program.
+ * Targets: tick ≤ 5 ms at 10,000 programs, ≤ 50 ms at 100,000; ≤ 2 KB/program.
  *
  * Each figure is the median over `--repeats` freshly built worlds (storms) or over all steady
  * ticks; the machine is shared, so compare runs side by side.

@@ -53,7 +53,7 @@ test("fcfs: oldest waiting request first, ties by id, programs with nothing wait
   assert.deepEqual(order("fcfs", "constant", mixed()), ["c", "a", "b", "z"]);
 });
 
-test("priority-fcfs with constant scores is exactly fcfs (seed 001 degenerate combination)", () => {
+test("priority-fcfs with constant scores is exactly fcfs (a degenerate combination)", () => {
   assert.deepEqual(order("priority-fcfs", "constant", mixed()), order("fcfs", "constant", mixed()));
 });
 

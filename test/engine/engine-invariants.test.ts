@@ -38,7 +38,7 @@ function drive(engine: SimulatedEngine, check: (now: number) => void) {
   return finals;
 }
 
-describe("engine invariants under pressure (BLIS invariant list, reference §6.2)", () => {
+describe("engine invariants under pressure (BLIS invariant list)", () => {
   it("conserves blocks: free + referenced = numGpuBlocks − 1 after every step", () => {
     const engine = smallEngine({ numGpuBlocks: 30, maxModelLen: 256, maxNumBatchedTokens: 96 });
     let checks = 0;

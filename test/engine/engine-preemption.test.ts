@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { request, runToIdle, smallEngine, tokens } from "./engine-helpers.ts";
 
 // Hand-worked cache: 4 usable blocks of 16 tokens (numGpuBlocks 5, block 0 is null).
-describe("engine recompute preemption (reference §4.5, §7 item 8)", () => {
+describe("engine recompute preemption", () => {
   it("preempts the most recently admitted request even when another one needs the block", () => {
     const engine = smallEngine();
     // a: 32 tokens = 2 full blocks, so its first decode needs a 3rd block at once.

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { lastOutput, request, runToIdle, smallEngine, tokens } from "./engine-helpers.ts";
 
-describe("engine prefix cache (reference §1.6, §4.4, §7 items 4, 7, 9)", () => {
+describe("engine prefix cache", () => {
   for (const L of [17, 96, 97, 100, 250]) {
     it(`serves floor((L−1)/16)·16 cached tokens for a repeated prompt of L=${L}`, () => {
       const engine = smallEngine({ numGpuBlocks: 64, maxModelLen: 512 });

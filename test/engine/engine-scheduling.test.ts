@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { request, runToIdle, smallEngine, tokens } from "./engine-helpers.ts";
 
-describe("engine step scheduling (vLLM V1, reference §4.2)", () => {
+describe("engine step scheduling (vLLM V1)", () => {
   it("returns null when there is nothing to do", () => {
     const engine = smallEngine();
     assert.equal(engine.step(0), null);

@@ -3,7 +3,7 @@ import { describe, it } from "node:test";
 import { build125Buckets, TTFT_BUCKETS } from "../../src/engine/histogram.ts";
 import { lastOutput, request, runToIdle, smallEngine, tokens } from "./engine-helpers.ts";
 
-describe("engine statistics (reference §1.3, §7 item 3)", () => {
+describe("engine statistics (vLLM V1 update rules)", () => {
   it("accounts one lone request of P prompt and G output tokens like vLLM", () => {
     const P = 40;
     const G = 6;

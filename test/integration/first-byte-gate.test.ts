@@ -6,7 +6,7 @@ import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { startTestRouter } from "./helpers/test-router.ts";
 
 /**
- * The first-byte gate of the proxy (seed 000 TTFT protection): with priorities on, nothing is
+ * The first-byte gate of the proxy (a request that has started answering is never preempted): with priorities on, nothing is
  * written to a client before the core commits the request's first byte. Here the core refuses
  * every commit (as it does for a request it has just chosen as a preemption victim), so
  * whatever the backend answers, the client must get the 503 envelope and none of its bytes.

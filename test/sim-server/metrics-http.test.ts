@@ -8,7 +8,7 @@ const reason = (r: string) => `{engine="0",finished_reason="${r}",model_name="${
 const BLOCK = 16;
 const G = 5;
 
-describe("/metrics after requests (reference §7 checklist 3–4)", () => {
+describe("/metrics after requests", () => {
   it("one request of P prompt and G output tokens moves counters and histograms by P and G", async () => {
     const backend = await startTestBackend({ startedAt: 1763312345.678 });
     try {

@@ -15,7 +15,7 @@ const chatMeta: ResponseMeta = {
 const usage = { promptTokens: 12, completionTokens: 3, cachedTokens: null };
 
 describe("chat chunks", () => {
-  it("match vLLM's exclude_unset stream byte for byte (reference §3.4 sample)", () => {
+  it("match vLLM's exclude_unset stream byte for byte (vLLM's sample)", () => {
     const w = createChunkWriter(chatMeta);
     const stream = [
       w.role(null),
@@ -52,7 +52,7 @@ describe("chat chunks", () => {
 });
 
 describe("completion chunks", () => {
-  it("match vLLM's full dump with usage:null (reference §3.4 sample)", () => {
+  it("match vLLM's full dump with usage:null (vLLM's sample)", () => {
     const w = createChunkWriter({ ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" });
     assert.equal(
       w.delta(" world", null, null),
@@ -62,7 +62,7 @@ describe("completion chunks", () => {
 });
 
 describe("non-streaming bodies", () => {
-  it("chat matches vLLM's model_dump with nulls (reference §3.5)", () => {
+  it("chat matches vLLM's model_dump with nulls ", () => {
     const body = JSON.parse(completionResponseJson(chatMeta, "Hello there!", "stop", usage));
     assert.deepEqual(body, {
       id: "chatcmpl-7d3f0c2e",

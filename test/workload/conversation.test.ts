@@ -104,7 +104,7 @@ describe("conversation messages", () => {
   });
 
   it("growth smaller than the completion shrinks the assistant turn and keeps the prompt exact", () => {
-    // Hidden reasoning (agent-workloads.md §2b): 500 generated, prompt grows by only 300.
+    // Hidden reasoning: 500 generated, prompt grows by only 300.
     const l = layoutSteps(
       plan([
         [2000, 500],

@@ -50,7 +50,7 @@ describe("synthetic generator", () => {
     }
   });
 
-  it("swe-bash statistics match the measured DeepSeek trace figures of agent-workloads.md §5", () => {
+  it("swe-bash statistics match the measured DeepSeek trace figures", () => {
     const st = workloadStats(
       programPlans(createWorkload({ kind: "preset", name: "swe-bash" }), 3000),
     );
@@ -66,7 +66,7 @@ describe("synthetic generator", () => {
     assert.ok(st.toolMs.max <= 60_000, "tool time is capped at the 60 s command timeout");
   });
 
-  it("swe-bash-frontier needs about half the steps of swe-bash (§2b: median 36)", () => {
+  it("swe-bash-frontier needs about half the steps of swe-bash (median 36)", () => {
     const st = workloadStats(
       programPlans(createWorkload({ kind: "preset", name: "swe-bash-frontier" }), 2000),
     );

@@ -1,6 +1,6 @@
 /**
  * A tiny OpenAI-compatible upstream for proxy tests: it records what it received and answers
- * with vLLM's shapes (reference/vllm-backend.md §3.4). A stream can be held open after some
+ * with vLLM's shapes. A stream can be held open after some
  * chunks (disconnect tests), or, for a request with header `x-fake-hold-first`, after its head
  * and before any chunk (preemption tests); /metrics reports the configured KV capacity.
  */
