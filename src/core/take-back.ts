@@ -1,5 +1,7 @@
+import { refreshHeadroom } from "./headroom.ts";
 import { setLent } from "./ledger.ts";
-import { dispatchRequest, pauseProgram } from "./program-moves.ts";
+import { tryPreempt } from "./priority/preemption.ts";
+import { dispatchRequest, pauseProgram, resumeProgram } from "./program-moves.ts";
 import { park, refreshProgram } from "./queue.ts";
 import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { tryResume } from "./resume.ts";
@@ -37,6 +39,22 @@ export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: Reque
   pauseProgram(state, p, "room lent, none left on its return");
   park(state, p, r);
   refreshProgram(state, p);
+  if (preemptFor(state, p)) return true;
   tryResume(state);
   return false;
+}
+
+/**
+ * With priorities on, a returning program of a class that may preempt is treated like an
+ * arriving request of that class: a lower-class program gives way (preemption.ts) and it is
+ * seated on that backend at once, rather than waiting for the resume pass. Lending its room
+ * during its think time must not cost an interactive user their turn.
+ */
+function preemptFor(state: SchedulerState, p: ProgramRecord): boolean {
+  if (state.priority === null) return false;
+  refreshHeadroom(state, p);
+  const freed = tryPreempt(state, p.cls, p.tokens + p.headroom);
+  if (freed === null) return false;
+  resumeProgram(state, p, freed, false);
+  return true;
 }

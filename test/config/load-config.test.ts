@@ -20,7 +20,7 @@ function configErrorOf(fn: () => unknown): ConfigError {
   assert.fail("want a ConfigError, got none");
 }
 
-test("with no inputs the config is the built-in defaults (ThunderAgent's)", () => {
+test("with no inputs the config is the built-in defaults (ThunderAgent's, pauses bounded at 900 s)", () => {
   const c = resolveRouterConfig();
   assert.equal(c.host, "0.0.0.0");
   assert.equal(c.port, 8300);
@@ -30,7 +30,7 @@ test("with no inputs the config is the built-in defaults (ThunderAgent's)", () =
   assert.equal(c.schedulerIntervalMs, 5000);
   assert.equal(c.metricsIntervalMs, 5000);
   assert.equal(c.actingTokenWeight, 1);
-  assert.equal(c.maxPauseMs, 1_800_000);
+  assert.equal(c.maxPauseMs, 900_000);
   assert.equal(c.maxBodySize, 32 * 1024 * 1024);
   assert.equal(c.profile, false);
 });

@@ -65,3 +65,31 @@ test("a program sending again takes its room back when there is room", () => {
   assert.equal(h.program("A")?.lent, false);
   assert.equal(h.backend("b0").usedTokens, 1000 + 100);
 });
+
+test("with priorities on, a returning interactive program takes its room back from bulk work", () => {
+  const h = createHarness({
+    backends: ["b0"],
+    capacity: 2000,
+    config: { ...LENDING, priority: {} },
+  });
+  const interactive = { priorityClass: "interactive" } as const;
+  const bulk = { priorityClass: "bulk" } as const;
+  h.arrive("a1", "A", 800, interactive);
+  h.usage("a1", 800);
+  h.finish("a1");
+  h.advance(120_000);
+  h.arrive("a2", "A", 900, interactive); // a human turn of 2 minutes: learned
+  h.usage("a2", 900);
+  h.finish("a2");
+  h.advance(1);
+  h.tick(); // A's room is lent at once
+  assert.equal(h.program("A")?.lent, true);
+  h.arrive("k1", "K", 1000, bulk);
+  assert.equal(h.dispatchOf("k1")?.backendId, "b0", "bulk work runs in the lent room");
+  // K's request is still before its first byte when A's next turn comes: no room for A.
+  h.arrive("a3", "A", 1000, interactive);
+  assert.equal(h.dispatchOf("a3")?.backendId, "b0", "the interactive turn goes out at once");
+  assert.equal(h.cancels[0]?.requestId, "k1", "the bulk request gives way (503 preempted)");
+  assert.equal(h.program("K")?.state, "PAUSED");
+  assert.equal(h.program("A")?.state, "ACTIVE");
+});

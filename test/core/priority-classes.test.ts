@@ -9,7 +9,7 @@ import {
   resolvePriorityConfig,
   resolveRequestClass,
 } from "../../src/core/api.ts";
-import { CLASS_STARVATION_MS, MAX_PAUSE_MS } from "../../src/core/scheduler-constants.ts";
+import { AGEING_MS, MAX_PAUSE_MS } from "../../src/core/scheduler-config.ts";
 import { toErrorResponse } from "../../src/errors.ts";
 
 test("class names parse case-insensitively and trimmed; anything else is null", () => {
@@ -62,7 +62,7 @@ test("config: {} takes the built-in defaults: shorter queues and timeouts up, tr
   // default and bulk wait as tr's pauses do: starved at the ageing bound, timed out at the
   // forced resume (src/core/priority/priority-config.ts, README "Evidence").
   for (const c of [dflt, bulk]) {
-    assert.equal(c.starvationMs, CLASS_STARVATION_MS);
+    assert.equal(c.starvationMs, AGEING_MS);
     assert.equal(c.queueTimeoutMs, MAX_PAUSE_MS);
   }
   assert.deepEqual(

@@ -44,7 +44,7 @@ test("a client that disconnects mid-stream ends the step once, and the upstream 
       status: string;
       in_flight: number;
     };
-    assert.equal(after.status, "acting", "the step is finalised: not stuck REASONING ");
+    assert.equal(after.status, "acting", "the step is finalised: not stuck REASONING");
     assert.equal(after.in_flight, 0);
     assert.equal(
       router.events.filter((e) => e.kind === "request_finished").length,

@@ -29,7 +29,7 @@ test("with priorities the report has per-class stats and the core's class counte
     core.classes.interactive.admissions.admitted + core.classes.bulk.admissions.admitted;
   assert.ok(admitted > 0, "the core saw the classes the workload sent");
   assert.equal(core.classes.default.admissions.admitted, 0, "every request carried its class");
-  assert.equal(core.classes.bulk.settings.starvation_ms, 900_000, "the built-in defaults");
+  assert.equal(core.classes.bulk.settings.starvation_ms, 600_000, "the built-in defaults");
   assert.match(formatSimulateTable([report]), /interactive TTFT p95 \(ms\)/);
   assert.match(formatSimulateTable([report]), /bulk starvation promotions/);
 });
