@@ -34,6 +34,8 @@ export interface RouterMetrics {
   firstToken(endpoint: string, seconds: number): void;
   upstreamError(kind: string): void;
   tick(seconds: number): void;
+  /** A failure the router survived: an event the core threw on, or a tick that threw. */
+  schedulerError(stage: "event" | "tick"): void;
 }
 
 /** Pause durations span seconds to the 30-minute forced resume. */
@@ -231,6 +233,13 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     labelNames: ["kind"],
     registers,
   });
+  const schedulerErrors = new Counter({
+    name: "maitred_scheduler_errors_total",
+    help: "Failures the router survived: an event the scheduler core threw on (the request, if any, got a 500), or a scheduler tick that threw (the next one runs as usual).",
+    labelNames: ["stage"],
+    registers,
+  });
+  for (const stage of ["event", "tick"]) schedulerErrors.inc({ stage }, 0);
   const tickHist = new Histogram({
     name: "maitred_tick_duration_seconds",
     help: "Duration of a scheduler tick's metric polls.",
@@ -261,5 +270,6 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     firstToken: (endpoint, seconds) => ttftHist.observe({ endpoint }, seconds),
     upstreamError: (kind) => upstreamErrors.inc({ kind }),
     tick: (seconds) => tickHist.observe(seconds),
+    schedulerError: (stage) => schedulerErrors.inc({ stage }),
   };
 }

@@ -23,6 +23,8 @@ export interface RunLoopOptions {
   createScheduler(effects: Effects): Scheduler;
   logger: Logger;
   hooks?: RunLoopHooks;
+  /** The core threw on an event (logged already; the loop goes on): counted in /metrics. */
+  onSchedulerError?(event: SchedulerEvent, err: unknown): void;
 }
 
 export interface RunLoop {
@@ -88,6 +90,7 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
     } catch (err) {
       // A core bug must not take the router down; an arriving request still gets an answer.
       logger.error("scheduler failed to handle event", { kind: event.kind, err });
+      options.onSchedulerError?.(event, err);
       if (event.kind === "request_arrived") {
         actions.push({
           op: "reject",

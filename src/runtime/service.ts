@@ -111,6 +111,8 @@ export async function startRouter(
   const loop = createRunLoop({
     logger,
     hooks: options.hooks,
+    // `metrics` is declared below; events only arrive once the service has started.
+    onSchedulerError: () => metrics.schedulerError("event"),
     createScheduler: (effects) =>
       build({
         config: schedulerConfigOf(config),
@@ -162,6 +164,7 @@ export async function startRouter(
       metrics.tick(pollMs / 1000);
       armDeadline();
     },
+    onError: () => metrics.schedulerError("tick"),
     logger,
   });
   // `--metrics`: fresher engine figures for /backends and /metrics between scheduler ticks.

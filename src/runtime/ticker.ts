@@ -17,6 +17,8 @@ export interface TickerOptions {
   poll(): Promise<MetricsSamples>;
   /** Called with the samples and how long polling took (ms, on the clock). */
   onTick(samples: MetricsSamples, pollMs: number): void;
+  /** A poll or an `onTick` threw (logged already); the ticker goes on with the next interval. */
+  onError?(err: unknown): void;
   logger: Logger;
 }
 
@@ -46,9 +48,16 @@ export function createTicker(options: TickerOptions): Ticker {
     } catch (err) {
       // The poller maps per-backend failures to null; a throw here is a bug, not a tick.
       logger.error("metrics poll failed", { err });
+      options.onError?.(err);
       return;
     }
-    options.onTick(samples, clock.now() - started);
+    try {
+      options.onTick(samples, clock.now() - started);
+    } catch (err) {
+      // A tick that throws must not stop the ticker: the next interval is still armed.
+      logger.error("scheduler tick failed", { err });
+      options.onError?.(err);
+    }
   }
 
   function runOnce(): Promise<void> {

@@ -97,6 +97,7 @@ test("gauges and counters render from the snapshot taken at scrape time", async 
   m.firstToken("chat", 0.05);
   m.upstreamError("unreachable");
   m.tick(0.01);
+  m.schedulerError("tick");
   const f = parsePrometheusText(await m.render());
   assert.equal(sumOf(f, "maitred_pauses_total"), 3);
   assert.equal(sumOf(f, "maitred_queue_length"), 2);
@@ -105,6 +106,15 @@ test("gauges and counters render from the snapshot taken at scrape time", async 
   assert.equal(sumOf(f, "maitred_backend_truth_full"), 0);
   assert.equal(sumOf(f, "maitred_pause_duration_seconds_count"), 2);
   assert.equal(sumOf(f, "maitred_upstream_errors_total"), 1);
+  const schedulerErrors = f.get("maitred_scheduler_errors_total") ?? [];
+  assert.deepEqual(
+    schedulerErrors.map((x) => [x.labels.stage, x.value]),
+    [
+      ["event", 0],
+      ["tick", 1],
+    ],
+    "both stages exported, zeros included",
+  );
   const programs = f.get("maitred_programs") ?? [];
   assert.equal(
     programs.find((s) => s.labels.status === "ACTING" && s.labels.state === "PAUSED")?.value,

@@ -116,17 +116,23 @@ test("an event sent while effects are applied is handled after the current event
 });
 
 test("a scheduler that throws on request_arrived still answers the request with a 500", async () => {
+  const failed: string[] = [];
+  let ticks = 0;
   const loop = createRunLoop({
     logger: silentLogger,
+    onSchedulerError: (e) => failed.push(e.kind),
     createScheduler: (fx) =>
       createFakeScheduler(fx, (e) => {
         if (e.kind === "request_arrived") throw new Error("bug");
+        if (e.kind === "tick") ticks++;
       }),
   });
   const pending = loop.requests.open("r1");
   loop.send(arrived("r1"));
   await assert.rejects(pending.granted, (err: MaitredError) => err.status === 500);
-  loop.send({ kind: "tick", now: 1, metrics: {} }); // the loop keeps running
+  assert.deepEqual(failed, ["request_arrived"], "the failure is counted");
+  loop.send({ kind: "tick", now: 1, metrics: {} });
+  assert.equal(ticks, 1, "the loop keeps running");
 });
 
 test("a dispatch for a request already closed is dropped, and onDispatch fires only for real grants", () => {

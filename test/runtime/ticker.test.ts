@@ -136,3 +136,31 @@ test("stop resolves only once a poll already under way has ended", async () => {
   await stopping;
   assert.equal(stopped, true);
 });
+
+test("a tick that throws is logged and counted, and the next interval still ticks", async () => {
+  const clock = createManualClock();
+  const errors: unknown[] = [];
+  const logged: string[] = [];
+  let calls = 0;
+  let tickSent = deferred<void>();
+  const ticker = createTicker({
+    clock,
+    intervalMs: 1000,
+    logger: { ...silentLogger, error: (msg: string) => logged.push(msg) },
+    poll: async () => ({ "http://b0": sample }),
+    onTick() {
+      calls++;
+      tickSent.resolve();
+      if (calls === 1) throw new Error("core bug");
+    },
+    onError: (err) => errors.push(err),
+  });
+  await ticker.start();
+  assert.equal(errors.length, 1);
+  assert.deepEqual(logged, ["scheduler tick failed"]);
+  tickSent = deferred();
+  clock.advance(1000);
+  await tickSent.promise;
+  assert.equal(calls, 2, "the ticker did not stop");
+  await ticker.stop();
+});
