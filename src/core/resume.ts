@@ -40,8 +40,9 @@ type Rooms = (number | null)[];
  *      backend does not fit now, no lower class is placed in this pass.
  *   3. Idle backends. A placeable backend with no request in flight (by the router's count and
  *      the engine's last report) takes the first waiting program in resume order, whatever
- *      the books say: programs in a tool call that its class may displace are paused to make
- *      its room (their KV is idle), so the backend is overfilled by that one program at most.
+ *      the books say: programs in a tool call are paused to make its room (their KV is idle),
+ *      or lend it when they are of a class it may not displace, so the backend is overfilled
+ *      by that one program at most.
  *      A GPU never sits idle while a request waits, and a program larger than a whole backend
  *      still runs, on a backend of its own.
  */
