@@ -2,8 +2,9 @@
  * A streamed chat completion as the bench reads it: `stream: true` with
  * `stream_options.include_usage`, so the client sees its first token when it arrives (TTFT:
  * interactive latency is time to first token) and still gets usage, cached tokens
- * included, from the final chunk. Fed text as it arrives; events are `data: <json>` lines
- * (OpenAI/vLLM SSE), `data: [DONE]` ends the stream.
+ * included, from the final chunk. Fed text as it arrives; events are `data: <json>`
+ * (OpenAI/vLLM SSE), `data: [DONE]` ends the stream. Framing (any line ending the SSE format
+ * allows, fields split over chunks, multi-line data) is eventsource-parser's.
  *
  * Cases per event:
  *   1. a chunk with a non-empty `choices` array is output: the first one is the first token
@@ -13,6 +14,8 @@
  *   4. anything else (comments, keep-alives, unparsable lines) is ignored.
  */
 
+import { createParser } from "eventsource-parser";
+
 export interface StreamedCompletion {
   prompt: number;
   cached: number | null;
@@ -21,8 +24,8 @@ export interface StreamedCompletion {
 }
 
 export interface SseCompletionReader {
-  /** Feed the next piece of the body (any split, even mid-line). */
-  push(text: string): void;
+  /** Feed the next piece of the body (any split, even mid-line or mid-character). */
+  push(piece: string | Uint8Array): void;
   /** Whether an error event arrived (case 3). */
   readonly failed: boolean;
   /** The completion once the stream ended; null without usage (not a completion). */
@@ -34,7 +37,6 @@ const asObj = (v: unknown): Json | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
 export function createSseCompletionReader(onFirstToken: () => void): SseCompletionReader {
-  let buffer = "";
   let first = true;
   let failed = false;
   let text = "";
@@ -65,24 +67,21 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     const u = asObj(event.usage);
     if (u !== undefined) usage = u; // 2
   };
+  const parser = createParser({ onEvent: (event) => onData(event.data.trim()) });
+  // Bytes are decoded as a stream: a character split across two pieces is decoded whole.
+  const decoder = new TextDecoder();
 
   return {
     push(piece) {
-      const lines = (buffer + piece).split("\n");
-      buffer = lines.pop() as string; // an unfinished line waits for the rest
-      for (const raw of lines) {
-        const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-        if (line.startsWith("data:")) onData(line.slice(5).trim());
-      }
+      parser.feed(typeof piece === "string" ? piece : decoder.decode(piece, { stream: true }));
     },
     get failed() {
       return failed;
     },
     result() {
-      if (buffer.startsWith("data:")) {
-        onData(buffer.slice(5).trim());
-        buffer = "";
-      }
+      // A last event without its blank line still counts (a backend that closes right after
+      // it): end its line and the event; after a complete stream this dispatches nothing.
+      parser.feed(`${decoder.decode()}\n\n`);
       if (usage === undefined || typeof usage.prompt_tokens !== "number") return null;
       const cached = asObj(usage.prompt_tokens_details)?.cached_tokens;
       return {

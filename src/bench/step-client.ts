@@ -163,8 +163,7 @@ export function createStepClient(options: StepClientOptions): StepClient {
           };
         }
         const reader = createSseCompletionReader(() => req.onFirstToken?.());
-        res.body.setEncoding("utf8");
-        for await (const piece of res.body) reader.push(piece as string);
+        for await (const piece of res.body) reader.push(piece as Uint8Array);
         const parsed = reader.failed ? null : reader.result();
         if (!parsed) {
           const kind = reader.failed ? "stream_error" : "bad_response";

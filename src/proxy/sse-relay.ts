@@ -1,7 +1,7 @@
 /**
- * Watches an OpenAI SSE stream on its way to the client (each
- * event is `data: <compact JSON>\n\n`). Bytes are forwarded as they come, cut only at event
- * boundaries; only the event carrying `usage` is parsed as JSON. Content events (non-empty
+ * Watches an OpenAI SSE stream on its way to the client (each event is `data: <compact JSON>`
+ * ended by a blank line; lines end in `\n`, `\r\n` or `\r`, as the SSE format allows). Bytes
+ * are forwarded as they come, cut only at event boundaries; only the event carrying `usage` is parsed as JSON. Content events (non-empty
  * `choices`, one per engine step) are counted as tokens for the books. When maitred added
  * `include_usage` itself, the usage-only event is removed so the client sees what it asked for.
  *
@@ -34,6 +34,7 @@ export interface SseRelay {
 const MAX_CARRY_BYTES = 1 << 20;
 
 const LF = 0x0a;
+const CR = 0x0d;
 const QUOTE = 0x22;
 const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
@@ -44,7 +45,29 @@ const CHOICES = Buffer.from('choices"');
 const USAGE = Buffer.from('usage"');
 
 function isSpace(c: number): boolean {
-  return c === 0x20 || c === LF || c === 0x0d || c === 0x09;
+  return c === 0x20 || c === LF || c === CR || c === 0x09;
+}
+
+/** Length of the line ending at `i` (`\r\n` 2, `\n` or `\r` 1), 0 when there is none. */
+function lineEnd(buf: Buffer, i: number, end: number): number {
+  const c = buf[i];
+  if (c === LF) return 1;
+  if (c !== CR) return 0;
+  return i + 1 < end && buf[i + 1] === LF ? 2 : 1;
+}
+
+/**
+ * Whether `buf[0, end)` ends with a blank line (an event boundary): its last line ending
+ * follows another line ending. A `\r` at the very end counts as a line ending: if a `\n`
+ * follows in the next chunk it reads there as one more empty line, which ends no event.
+ */
+function endsWithBlankLine(buf: Buffer, end: number): boolean {
+  let k = end;
+  if (k < 2) return false;
+  if (buf[k - 1] === LF) k -= buf[k - 2] === CR ? 2 : 1;
+  else if (buf[k - 1] === CR) k -= 1;
+  else return false;
+  return k >= 1 && (buf[k - 1] === LF || buf[k - 1] === CR);
 }
 
 /** Index of the value after `"key":` when `buf[i]` opens the key, else -1. */
@@ -98,8 +121,14 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
           const v = valueAfter(buf, i, USAGE, end);
           if (v >= 0 && buf[v] === OPEN_BRACE) usageAt = v;
         }
-      } else if (c === LF && (buf[i + 1] === LF || i + 1 === end)) {
-        const stop = buf[i + 1] === LF ? i + 2 : i + 1;
+      } else if (c === LF || c === CR) {
+        const next = i + lineEnd(buf, i, end);
+        const blank = next < end ? lineEnd(buf, next, end) : 0;
+        if (blank === 0 && next < end) {
+          i = next - 1; // the end of a field line: the event goes on
+          continue;
+        }
+        const stop = next + blank;
         if (content) contentEvents++;
         if (usageAt >= 0) {
           const parsed = parseEvent(buf, start, stop);
@@ -131,7 +160,7 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
       carry = null;
       // Complete events end at the last blank line; the rest waits for the next chunk.
       let end = buf.length;
-      while (end >= 2 && !(buf[end - 1] === LF && buf[end - 2] === LF)) {
+      while (end >= 2 && !endsWithBlankLine(buf, end)) {
         end--;
         if (buf.length - end > MAX_CARRY_BYTES) return buf;
       }

@@ -33,6 +33,37 @@ describe("streamed completions (sse-completion)", () => {
     }
   });
 
+  it("every line ending the SSE format allows reads the same, split anywhere", () => {
+    for (const eol of ["\n", "\r\n", "\r"]) {
+      const body = STREAM.split("\n").join(eol);
+      for (const size of [1, 3, body.length]) {
+        const r = createSseCompletionReader(() => {});
+        for (let i = 0; i < body.length; i += size) r.push(body.slice(i, i + size));
+        const got = r.result();
+        assert.deepEqual(
+          got,
+          { prompt: 120, cached: 96, completion: 2, text: " hello" },
+          `${JSON.stringify(eol)}, pieces of ${size}`,
+        );
+      }
+    }
+  });
+
+  it("bytes split inside a character decode whole", () => {
+    const body = Buffer.from(STREAM.replace(" hel", " hél"));
+    const at = body.indexOf(Buffer.from("é")) + 1; // between the two bytes of é
+    const r = createSseCompletionReader(() => {});
+    r.push(body.subarray(0, at));
+    r.push(body.subarray(at));
+    assert.equal(r.result()?.text, " héllo");
+  });
+
+  it("a last event without its blank line still counts", () => {
+    const r = createSseCompletionReader(() => {});
+    r.push(STREAM.replace(/\n+$/, "").split("\n\ndata: [DONE]")[0]);
+    assert.equal(r.result()?.prompt, 120);
+  });
+
   it("the first token is signalled when its chunk arrives, not at the end", () => {
     const seen: string[] = [];
     const r = createSseCompletionReader(() => seen.push("first"));

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { createParser } from "eventsource-parser";
+import fc from "fast-check";
 import { createSseRelay } from "../../src/proxy/sse-relay.ts";
 
 const chunk = (content: string) =>
@@ -95,4 +97,55 @@ test("several events in one upstream chunk are reported once with the count befo
     [3, 0],
     [4, 3],
   ]);
+});
+
+/** The events a client reads from `text`, by eventsource-parser (the reference for framing). */
+function eventsOf(text: string): string[] {
+  const events: string[] = [];
+  const parser = createParser({ onEvent: (e) => events.push(e.data) });
+  parser.feed(text);
+  parser.feed("\n\n");
+  return events;
+}
+
+test("any line ending and any split: bytes, events, usage and content counts as a client reads them", () => {
+  const eolArb = fc.constantFrom("\n", "\r\n", "\r");
+  const eventArb = fc.oneof(
+    fc.record({ kind: fc.constant("content" as const), text: fc.stringMatching(/^[a-z ]{0,8}$/) }),
+    fc.record({ kind: fc.constant("usage" as const), text: fc.constant("") }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(eventArb, eolArb, eolArb), { minLength: 1, maxLength: 6 }),
+      fc.array(fc.nat(), { maxLength: 6 }),
+      fc.boolean(),
+      (events, cuts, dropUsage) => {
+        let stream = "";
+        let contents = 0;
+        let usages = 0;
+        for (const [e, eol1, eol2] of events) {
+          const line = e.kind === "content" ? chunk(e.text).trimEnd() : USAGE.trimEnd();
+          // `\r` then `\n` would read as one `\r\n`: the blank line after `\r` is `\r` or `\r\n`.
+          stream += line + eol1 + (eol1 === "\r" && eol2 === "\n" ? "\r\n" : eol2);
+          if (e.kind === "content") contents++;
+          else usages++;
+        }
+        stream += `data: [DONE]\n\n`;
+        const points = [...new Set(cuts.map((c) => c % (stream.length + 1)))].sort((a, b) => a - b);
+        const pieces: string[] = [];
+        let at = 0;
+        for (const p of [...points, stream.length]) {
+          if (p > at) pieces.push(stream.slice(at, p));
+          at = Math.max(at, p);
+        }
+        const { out, counts, relay } = run(dropUsage, pieces);
+        const want = eventsOf(stream).filter((d) => !(dropUsage && d.includes('"usage"')));
+        assert.deepEqual(eventsOf(out), want, "the client reads the same events");
+        if (!dropUsage) assert.equal(out, stream, "bytes pass through unchanged");
+        assert.equal(relay.contentEvents, contents);
+        assert.equal(counts.at(-1) ?? 0, contents);
+        assert.equal(relay.usage === null, usages === 0, "usage found wherever it is");
+      },
+    ),
+  );
 });
