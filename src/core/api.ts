@@ -160,7 +160,11 @@ export interface BackendView {
   usedTokens: number;
   /** capacity − usedTokens (null while the capacity is unknown). */
   beliefRoomTokens: number | null;
-  /** The room admission reads: the belief corrected by the engine's truth (room.ts). */
+  /**
+   * The room admission reads: the belief corrected by the engine's truth (room.ts). null while
+   * the capacity is unknown: such a backend takes one program per sample while its engine
+   * queues nothing.
+   */
   remainingTokens: number | null;
   /** The engine's last report; null until a sample, and after a failed poll. */
   truth: EngineTruthView | null;

@@ -52,6 +52,17 @@ export function applySample(
   const cap = sample.capacityTokens;
   if (cap !== null && Number.isFinite(cap) && cap > 0) b.capacity = cap;
   recordTruth(b, sample, state.now);
+  if (b.capacity === null && !b.capacityWarned) {
+    b.capacityWarned = true;
+    state.effects.log(
+      "warn",
+      "backend reports no KV capacity: placing by its engine's report alone",
+      {
+        backend: b.id,
+        rule: "one program per sample while the engine queues nothing; never paused for room",
+      },
+    );
+  }
   b.shared = sharedCredit(b);
   if (!b.healthy) {
     b.healthy = true;

@@ -22,9 +22,12 @@ export function activeTokens(b: BackendBook): number {
   return b.reasoningTokens + b.actingTokens + b.anonymousTokens;
 }
 
-/** A backend the tr scheduler may place on: healthy and with a known capacity. */
+/**
+ * A backend the tr scheduler may place on: healthy, with a known capacity or, without one,
+ * an engine report that says whether it queues (room.ts `capacityUnknownRoom`).
+ */
 export function isPlaceable(b: BackendBook): boolean {
-  return b.healthy && b.capacity !== null;
+  return b.healthy && (b.capacity !== null || (b.truth !== null && b.truth.waiting !== null));
 }
 
 /**

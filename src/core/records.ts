@@ -110,6 +110,8 @@ export interface BackendBook {
   consecutiveFailures: number;
   /** KV capacity in tokens; null until a metrics sample carries it. */
   capacity: number | null;
+  /** The "capacity unknown" warning was logged (once until the capacity is known). */
+  capacityWarned: boolean;
   /** Prefix-sharing credit from engine truth, refreshed every tick. */
   shared: number;
   /** The last SHARED_CREDIT_SAMPLES raw credits, oldest first (backend-health.ts). */
@@ -173,6 +175,8 @@ export interface TruthBook {
    * sample was taken, plus every request dispatched to the backend since.
    */
   pendingTokens: number;
+  /** Requests handed to the backend since the sample (the engine has not shown them yet). */
+  sentSince: number;
 }
 
 /** Per backend, per class: the class's share of the backend's token books (see ledger.ts). */

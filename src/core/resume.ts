@@ -75,6 +75,15 @@ function indexOf(state: SchedulerState, id: string): number {
   return state.backendIndex.get(id) ?? -1;
 }
 
+/**
+ * A placement's room leaves the pass's rooms; a backend of unknown capacity takes one
+ * program per pass (room.ts `capacityUnknownRoom`) and is closed after it.
+ */
+function takeRoom(state: SchedulerState, rooms: Rooms, target: number, need: number): void {
+  const room = rooms[target] as number;
+  rooms[target] = state.backends[target].capacity === null ? null : room - need;
+}
+
 /** Origin backend when the program fits there, else the placement policy; -1 = nowhere. */
 function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need: number) {
   if (p.originBackend !== null) {
@@ -157,7 +166,7 @@ function seatOneOverdue(
       return false;
     }
   }
-  (rooms[target] as number) -= need;
+  takeRoom(state, rooms, target, need);
   // A forced seat overfills its backend: nothing else goes there in this pass.
   if (forced) rooms[target] = null;
   countPromotion(state, p.cls);
@@ -180,9 +189,10 @@ function overdueTarget(state: SchedulerState, rooms: Rooms, need: number): numbe
   let best = -1;
   let bestKey: [number, number] = [Number.NEGATIVE_INFINITY, Number.NEGATIVE_INFINITY];
   for (let i = 0; i < rooms.length; i++) {
-    if (rooms[i] === null) continue; // not placeable, or held for another overdue program
     const b = state.backends[i];
-    const capacity = b.capacity as number;
+    // Not placeable, held for another overdue program, or of unknown size (no room to make).
+    if (rooms[i] === null || b.capacity === null) continue;
+    const capacity = b.capacity;
     // Big enough ranks first; then most projected room (or, too small all, most capacity).
     const key: [number, number] =
       capacity >= need ? [1, roomAfterFreeing(state, b, markedRoom(b)) as number] : [0, capacity];
@@ -203,7 +213,7 @@ function placeInOrder(state: SchedulerState, rooms: Rooms): void {
   const order = compactQueueOrder(state).sort(state.policies.resumeOrder);
   let maxCapacity = 0;
   for (const b of state.backends) {
-    if (isPlaceable(b) && (b.capacity as number) > maxCapacity) maxCapacity = b.capacity as number;
+    if (isPlaceable(b) && b.capacity !== null && b.capacity > maxCapacity) maxCapacity = b.capacity;
   }
   const rules = state.rules;
   let blockedBelow = Number.POSITIVE_INFINITY; // classes with a larger index are not placed
@@ -225,8 +235,8 @@ function placeInOrder(state: SchedulerState, rooms: Rooms): void {
       continue;
     }
     const wasMax = rooms[target] === maxRoom;
-    (rooms[target] as number) -= need;
-    (classRooms[target] as number) -= need;
+    takeRoom(state, rooms, target, need);
+    classRooms[target] = rooms[target] === null ? null : (classRooms[target] as number) - need;
     if (wasMax) maxRoom = maxOf(rooms);
     resumeProgram(state, p, state.backends[target], false);
     if (maxRoom < state.needFloor) return;

@@ -16,7 +16,7 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *   the sample and what the running requests will add before the next one are kept out too.
  *
  * Cases:
- *   1. capacity unknown → null (nothing is placed there by room);
+ *   1. capacity unknown → the engine's report alone (`capacityUnknownRoom`);
  *   2. truth unknown (no sample since the last failure, or no KV usage or waiting gauge) →
  *      the belief alone;
  *   3. the engine has requests waiting or has preempted since the previous sample → the
@@ -74,12 +74,36 @@ export function roomOn(state: SchedulerState, b: BackendBook): number | null {
  */
 export function roomAfterFreeing(state: SchedulerState, b: BackendBook, freed: number) {
   const belief = beliefRoomTokens(state, b);
-  if (belief === null) return null; // 1
+  if (belief === null) return capacityUnknownRoom(b); // 1
   const truth = truthRoomTokens(state, b);
   if (truth === null) return belief + freed; // 2
   if (truth === TRUTH_FULL) return Math.min(belief + freed, 0); // 3
   return Math.max(belief + freed, truth); // 4
 }
+
+/**
+ * The room of a backend whose engine does not report its KV capacity (no
+ * `vllm:cache_config_info`, no SGLang server info): the books cannot size it, so it is placed
+ * on by its engine's report alone, as a plain proxy gated by the engine's queue. It takes one
+ * program per sample (CAPACITY_UNKNOWN_ROOM: any need fits, and the resume pass closes it
+ * after one placement) while the engine reports nothing waiting, no new preemption and
+ * nothing handed to it since the sample (what it had before, the engine counts running or
+ * waiting); otherwise 0. Nothing is ever paused there for room. null while nothing is known
+ * (no sample, or no waiting gauge): not placeable.
+ */
+export function capacityUnknownRoom(b: BackendBook): number | null {
+  const t = b.truth;
+  if (t === null || t.waiting === null) return null;
+  if (t.waiting > 0 || t.preempting || t.sentSince > 0) return 0;
+  return CAPACITY_UNKNOWN_ROOM;
+}
+
+/**
+ * Room of a capacity-unknown backend that may take one more program now: finite, so that the
+ * placement policies can compare it, and larger than any real room, so that best fit uses
+ * it only when no sized backend fits.
+ */
+export const CAPACITY_UNKNOWN_ROOM = Number.MAX_VALUE;
 
 /** Tokens the marked programs on `b` free when their turn ends (tokens + headroom each). */
 export function markedRoom(b: BackendBook): number {

@@ -79,6 +79,7 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
     healthy: true,
     consecutiveFailures: 0,
     capacity: null,
+    capacityWarned: false,
     shared: 0,
     creditSamples: [],
     materialisedTokens: 0,

@@ -39,7 +39,8 @@ export function backendView(state: SchedulerState, b: BackendBook): BackendView 
     capacityTokens: b.capacity,
     usedTokens: beliefUsedTokens(b, state.config, state.now),
     beliefRoomTokens: beliefRoomTokens(state, b),
-    remainingTokens: roomOn(state, b),
+    // Capacity unknown: placed on by the engine's report, one program per sample, no token room.
+    remainingTokens: b.capacity === null ? null : roomOn(state, b),
     truth: truthView(state, b),
     lentPrograms: b.lentPrograms,
     sharedTokens: b.shared,

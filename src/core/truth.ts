@@ -19,6 +19,7 @@ export function recordTruth(b: BackendBook, sample: BackendMetricsSample, now: n
     waiting: known(sample.waiting),
     preempting: previous !== null && preemptions !== null && preemptions > previous,
     pendingTokens: pending,
+    sentSince: 0,
   };
 }
 
@@ -29,5 +30,7 @@ export function forgetTruth(b: BackendBook): void {
 
 /** A request handed to `b`: the engine's next sample will show it, this one cannot. */
 export function addPending(b: BackendBook, r: RequestRecord): void {
-  if (b.truth !== null) b.truth.pendingTokens += r.tokens;
+  if (b.truth === null) return;
+  b.truth.pendingTokens += r.tokens;
+  b.truth.sentSince++;
 }

@@ -2,7 +2,8 @@
  * Cumulative engine statistics with vLLM V1's update rules:
  * prompt tokens are credited in full at the step producing the first token, per-request
  * histograms are observed at finish, client aborts observe nothing and leave
- * `requestSuccess.abort` at 0 (vllm-project/vllm#31503).
+ * `requestSuccess.abort` at 0, as vLLM V1 does (a known vLLM bug: client aborts never increment
+ * the `abort` series; https://github.com/vllm-project/vllm/issues/31503).
  */
 
 import {

@@ -174,6 +174,11 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     (b) => b.capacityTokens,
   );
   perBackend(
+    "maitred_backend_capacity_known",
+    "1 when the engine reports its KV capacity; 0 = placed on by its engine's report alone (one program per sample while it queues nothing, never paused for room).",
+    (b) => (b.capacityTokens === null ? 0 : 1),
+  );
+  perBackend(
     "maitred_backend_used_tokens",
     "Tokens the scheduler books on the backend (its belief: tokens plus learned headroom, lent room excluded).",
     (b) => b.usedTokens,

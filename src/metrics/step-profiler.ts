@@ -1,8 +1,9 @@
 /**
  * `--profile`: per-step timing per program, served at `/profiles` and appended to
- * `step_profiles.csv` (ThunderAgent's profiling output, with the
- * token columns of its PR #25). Unlike the original, rows go through an async append stream
- * (never blocking the event loop) and memory holds running sums, not every step.
+ * `step_profiles.csv` (ThunderAgent's profiling output, plus the `prompt_tokens`,
+ * `completion_tokens` and `cached_tokens` columns of newer ThunderAgent). Unlike the original,
+ * rows go through an async append stream (never blocking the event loop) and memory holds
+ * running sums, not every step.
  */
 import { createWriteStream, mkdirSync, statSync, type WriteStream } from "node:fs";
 import { join } from "node:path";

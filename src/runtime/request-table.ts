@@ -1,8 +1,9 @@
 /**
  * The runtime's side of every request the core knows about: the grant the proxy awaits while
  * the request is parked, and the cancel hook maitred uses once it is in flight. The core's
- * Effects land here (via the run loop); the proxy reads from here. Seed 002's
- * HandlerReq/Respond pair, with a promise in place of the unbuffered channel.
+ * Effects land here (via the run loop); the proxy reads from here. This is llama-swap's
+ * HandlerReq/respond pair (the HTTP handler hands the run loop a request, then blocks on an
+ * unbuffered channel for the answer), with a promise the handler awaits in place of the channel.
  *
  * Hot path: most requests are dispatched while the core handles their arrival, so the grant
  * promise is only created when someone actually waits, and cancellation is a plain callback

@@ -78,3 +78,32 @@ test("before any tool time is known a program keeps its room through the hold bo
   h.tick();
   assert.equal(h.program("A")?.lent, true);
 });
+
+test("a backend that reports no KV capacity takes one program per sample while its engine queues nothing", () => {
+  const h = createHarness({ backends: ["b0"], config: { ...DEFAULT_SCHEDULER_CONFIG } });
+  const blind = (waiting: number) => ({ b0: h.sample(null, { waiting, running: 0 }) });
+  h.tick(blind(0));
+  assert.equal(
+    h.logs.filter((l) => l.msg.startsWith("backend reports no KV capacity")).length,
+    1,
+    "warned once",
+  );
+  h.arrive("a1", "A", 5000);
+  assert.equal(h.dispatchOf("a1")?.backendId, "b0", "placed by the engine's report");
+  h.arrive("c1", "C", 100);
+  assert.equal(h.dispatchOf("c1"), undefined, "one program per sample");
+  h.advance(5000);
+  h.tick(blind(0));
+  assert.equal(h.dispatchOf("c1")?.backendId, "b0", "the next sample takes the next program");
+  h.arrive("d1", "D", 100);
+  h.advance(5000);
+  h.tick(blind(3));
+  assert.equal(h.dispatchOf("d1"), undefined, "an engine that queues takes nothing");
+  assert.equal(h.backend("b0").remainingTokens, null, "no token room to show");
+  assert.equal(h.scheduler.snapshot().counters.pauses, 0, "nothing is paused for room there");
+  assert.equal(
+    h.logs.filter((l) => l.msg.startsWith("backend reports no KV capacity")).length,
+    1,
+    "and not warned again",
+  );
+});
