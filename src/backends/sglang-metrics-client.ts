@@ -2,14 +2,19 @@
  * SGLang: `sglang:*` gauges from `/metrics`, and KV capacity
  * from `GET /get_server_info` → `max_total_num_tokens` (fallback
  * `internal_states[0].memory_usage.token_capacity`, or the `sglang:max_total_num_tokens` gauge
- * of recent releases). Capacity is asked for again on every poll while it is unknown, so
- * a backend that was down at start still gets one.
+ * of recent releases). The gauge, when the release exports it, is read on every poll. Server
+ * info is asked for on every poll while the capacity is unknown (a backend that was down at
+ * start still gets one), after any failed poll (a restarted server may have another KV size),
+ * and every CAPACITY_REFRESH_POLLS polls otherwise, so a changed capacity is seen.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
 import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";
 import { meanOf, parsePrometheusText, sumOf } from "./prometheus-text.ts";
 
 const wanted = (name: string) => name.startsWith("sglang:");
+
+/** Polls between two reads of server info once the capacity is known (1 min at 5 s ticks). */
+export const CAPACITY_REFRESH_POLLS = 12;
 
 export function capacityFromServerInfo(text: string): number | null {
   let doc: unknown;
@@ -60,19 +65,28 @@ export function createSglangMetricsClient(
   fetchText: FetchText,
 ): BackendMetricsClient {
   let capacity: number | null = null;
+  let pollsSinceInfo = 0;
   return {
     backendId,
     async poll(signal) {
-      const text = await fetchOk(fetchText, backendId, "/metrics", signal);
+      let text: string;
+      try {
+        text = await fetchOk(fetchText, backendId, "/metrics", signal);
+      } catch (err) {
+        pollsSinceInfo = CAPACITY_REFRESH_POLLS; // it may come back with another KV size
+        throw err;
+      }
       const sample = sglangSampleFromText(text, backendId);
-      capacity ??= sample.capacityTokens;
-      if (capacity === null) {
+      if (sample.capacityTokens !== null) capacity = sample.capacityTokens;
+      else if (capacity === null || ++pollsSinceInfo >= CAPACITY_REFRESH_POLLS) {
         try {
-          capacity = capacityFromServerInfo(
+          const info = capacityFromServerInfo(
             await fetchOk(fetchText, backendId, "/get_server_info", signal),
           );
+          capacity = info ?? capacity;
+          pollsSinceInfo = 0;
         } catch {
-          // Metrics answered, server info did not: the sample stands, capacity stays unknown.
+          // Metrics answered, server info did not: the sample stands, the capacity as it was.
         }
       }
       return { ...sample, capacityTokens: capacity };

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { FetchText } from "../../src/backends/metrics-client.ts";
 import {
+  CAPACITY_REFRESH_POLLS,
   capacityFromServerInfo,
   createSglangMetricsClient,
 } from "../../src/backends/sglang-metrics-client.ts";
@@ -42,7 +43,7 @@ test("SGLang gauges map onto the sample; cached prompt tokens stand for prefix h
   });
 });
 
-test("server info is asked again while capacity is unknown, and not once it is known", async () => {
+test("server info is asked again while capacity is unknown, then only every refresh interval", async () => {
   let infoUp = false;
   const { calls, client } = backend(() =>
     infoUp ? { status: 200, text: '{"max_total_num_tokens":2048}' } : { status: 503, text: "" },
@@ -58,6 +59,30 @@ test("server info is asked again while capacity is unknown, and not once it is k
     2,
     "not fetched after capacity is known",
   );
+});
+
+test("a changed capacity is seen at the refresh interval, and at once after a failed poll", async () => {
+  let capacity = 2048;
+  let down = false;
+  const calls: string[] = [];
+  const client = createSglangMetricsClient("http://s0", async (path) => {
+    calls.push(path);
+    if (down) return { status: 503, text: "" };
+    if (path === "/metrics") return { status: 200, text: METRICS };
+    return { status: 200, text: JSON.stringify({ max_total_num_tokens: capacity }) };
+  });
+  const poll = () => client.poll(AbortSignal.timeout(1000));
+  assert.equal((await poll()).capacityTokens, 2048);
+  capacity = 4096;
+  for (let i = 1; i < CAPACITY_REFRESH_POLLS; i++) {
+    assert.equal((await poll()).capacityTokens, 2048, "cached between refreshes");
+  }
+  assert.equal((await poll()).capacityTokens, 4096, "re-read at the refresh interval");
+  capacity = 8192;
+  down = true;
+  await assert.rejects(poll());
+  down = false;
+  assert.equal((await poll()).capacityTokens, 8192, "re-read after the server came back");
 });
 
 test("capacity falls back to internal_states[0].memory_usage.token_capacity", () => {
