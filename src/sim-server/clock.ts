@@ -1,7 +1,4 @@
-/**
- * The driver's window onto time, so tests can run the real-time driver on a manual clock
- *.
- */
+/** The driver's window onto time, so tests can run the real-time driver on a manual clock. */
 
 export interface DriverClock {
   /** Monotonic milliseconds. */
@@ -12,7 +9,8 @@ export interface DriverClock {
 
 /**
  * Node's timers cannot wait less than 1 ms, so shorter delays (high --time-scale) run on the
- * next turn of the event loop instead; the driver keeps engine time monotonic either way.
+ * next turn of the event loop instead; the driver schedules steps by absolute due times, so
+ * these early runs do not add up.
  */
 const MIN_TIMER_MS = 1;
 

@@ -4,7 +4,13 @@
  * outputs for `duration / timeScale` real seconds, deliver them, repeat; sleep when idle.
  *
  * Engine time is `max(scaled real time, end of the last delivered step)`, so it never runs
- * backwards even when timers fire late or sub-millisecond steps run back to back.
+ * backwards even when timers fire late or sub-millisecond steps run back to back. A step is
+ * delivered when real time reaches its end on the engine's clock (an absolute due time), not
+ * after its duration counted from whenever its timer was set: at high time scales a step is
+ * shorter than the 1 ms a timer can wait and fires at once, and relative delays let those
+ * early deliveries add up until engine time ran far ahead of real time (decode at time scale
+ * 20 ran 10–22 × faster than the profile). With absolute due times a delivery is early by less
+ * than one timer tick, whatever the number of steps.
  */
 
 import type { Engine, EngineRequest, RequestOutput, StepResult } from "../engine/types.ts";
@@ -78,9 +84,8 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
     }
     inFlight = true;
     const endTime = result.startTime + result.duration;
-    cancelTimer = clock.setTimer((result.duration / timeScale) * MS_PER_S, () =>
-      deliver(result, endTime),
-    );
+    const dueMs = startMs + (endTime * MS_PER_S) / timeScale;
+    cancelTimer = clock.setTimer(dueMs - clock.now(), () => deliver(result, endTime));
   };
 
   const deliver = (result: StepResult, endTime: number) => {

@@ -141,3 +141,34 @@ describe("createEngineDriver", () => {
     assert.deepEqual(calls.slice(0, 2), ["add a@1", "step@1"]);
   });
 });
+
+/** A manual clock with Node's timer floor: a delay under 1 ms runs at once, as setImmediate does. */
+function nodeLikeClock() {
+  const clock = createManualClock();
+  return {
+    ...clock,
+    setTimer: (ms: number, fn: () => void) => clock.setTimer(ms < 1 ? 0 : ms, fn),
+  };
+}
+
+describe("engine time keeps to real time at every time scale", () => {
+  for (const timeScale of [1, 5, 20, 50]) {
+    it(`time scale ${timeScale}: a decode keeps the profile's rate in real time`, () => {
+      const clock = nodeLikeClock();
+      const { engine } = fakeEngine();
+      const driver = createEngineDriver({ engine, clock, timeScale });
+      let tokens = 0;
+      driver.submit(request("a", 1_000_000), { onOutput: () => tokens++ });
+      const wallMs = 2000;
+      for (let t = 0; t < wallMs; t += 0.25) clock.advance(0.25); // the event loop's turns
+      const engineS = (wallMs / 1000) * timeScale;
+      const expected = engineS / STEP_S; // one token per STEP_S engine seconds
+      assert.ok(
+        Math.abs(tokens - expected) <= Math.max(2, 0.02 * expected),
+        `${tokens} tokens in ${wallMs} ms of real time, the profile says ${expected}`,
+      );
+      assert.ok(driver.now() - engineS <= (timeScale * 1) / 1000 + STEP_S, "engine time ran ahead");
+      driver.close();
+    });
+  }
+});
