@@ -8,8 +8,8 @@
  * delivered when real time reaches its end on the engine's clock (an absolute due time), not
  * after its duration counted from whenever its timer was set: at high time scales a step is
  * shorter than the 1 ms a timer can wait and fires at once, and relative delays let those
- * early deliveries add up until engine time ran far ahead of real time (decode at time scale
- * 20 ran 10–22 × faster than the profile). With absolute due times a delivery is early by less
+ * early deliveries added up until engine time ran far ahead of real time. With absolute due
+ * times a delivery is early by less
  * than one timer tick, whatever the number of steps.
  */
 
