@@ -7,10 +7,9 @@
  * backwards even when timers fire late or sub-millisecond steps run back to back. A step is
  * delivered when real time reaches its end on the engine's clock (an absolute due time), not
  * after its duration counted from whenever its timer was set: at high time scales a step is
- * shorter than the 1 ms a timer can wait and fires at once, and relative delays let those
+ * shorter than the 1 ms a timer can wait and fires at once, and with relative delays those
  * early deliveries added up until engine time ran far ahead of real time. With absolute due
- * times a delivery is early by less
- * than one timer tick, whatever the number of steps.
+ * times a delivery is early by less than one timer tick, whatever the number of steps.
  */
 
 import type { Engine, EngineRequest, RequestOutput, StepResult } from "../engine/types.ts";
