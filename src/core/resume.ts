@@ -292,7 +292,8 @@ function isIdle(b: BackendBook): boolean {
  */
 function freeIdleRoom(state: SchedulerState, b: BackendBook, p: ProgramRecord, need: number) {
   const fits = () => (roomOn(state, b) ?? 0) >= need;
-  if (fits()) return;
+  // A backend of unknown capacity has no token room to free: pausing would gain nothing.
+  if (b.capacity === null || fits()) return;
   const acting = [...b.programs].filter((v) => v.inFlight.length === 0 && !v.lent);
   acting.sort((x, y) => x.tokens - y.tokens || x.seq - y.seq);
   const lenders: ProgramRecord[] = [];
