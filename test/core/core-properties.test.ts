@@ -21,8 +21,9 @@ import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/schedu
  *   - ends: a request is rejected at most once, dispatched at most once, never both; after
  *     the final drain every request has ended exactly once;
  *   - W (work conservation): after a tick, no request is held while a healthy backend with a
- *     known capacity runs nothing (by the requests handed to it and not ended) and either has
- *     no program at all or the engine's sample of that tick shows nothing running or waiting;
+ *     known capacity (or, without one, a waiting gauge in its sample) runs nothing (by the
+ *     requests handed to it and not ended) and either has no program at all or the engine's
+ *     sample of that tick shows nothing running or waiting;
  *   - B (bounded admission): a backend that took a program in the event is over capacity,
  *     its marked programs aside, by less than the largest newcomer's need.
  * Engine truth is random: failed polls, missing gauges, waiting, rising preemption counters.
@@ -343,12 +344,13 @@ function checkWorkConserving(
 ): void {
   if (snap.queueLength === 0) return;
   snap.backends.forEach((b, i) => {
-    if (!b.healthy || b.capacityTokens === null) return;
+    // A backend of unknown capacity is placed on by its engine's report: only when it has one.
+    const s = samples[i];
+    if (!b.healthy || (b.capacityTokens === null && (s === null || s.waiting === null))) return;
     let running = 0;
     for (const t of requests.values()) {
       if (t.backend === b.id && t.dispatched > 0 && t.ended === 0 && t.rejected === 0) running++;
     }
-    const s = samples[i];
     const engineIdle = s !== null && s.running === 0 && s.waiting === 0;
     const idle = running === 0 && (b.activePrograms === 0 || engineIdle);
     assert.ok(
