@@ -11,7 +11,8 @@ import type { SchedulerState } from "./scheduler-state.ts";
 /**
  * A program active on a healthy backend sends its next request (both arrival paths). If its
  * room was lent during a long tool call (lending.ts), it is booked again; a backend that no
- * longer has room for it pauses it like any program over capacity, and its request waits.
+ * longer has room for it pauses it like any program over capacity, and its request waits,
+ * unless its class may preempt a lower one (priorities on).
  */
 
 /**
