@@ -40,6 +40,9 @@ export interface CommonBenchFlags {
   stagger?: string;
   maxContext?: string;
   classMix?: string;
+  streamShare?: string;
+  /** commander's `--no-stream`: false = no program streams. */
+  stream?: boolean;
   json?: string;
   svg?: string;
   progress?: boolean;
@@ -52,6 +55,22 @@ export interface CommonBenchOptions extends BenchSettings {
 }
 
 const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
+
+/** `--stream-share` (0..1), or 0 with `--no-stream`; default 1 (every program streams). */
+function streamShareOf(f: CommonBenchFlags): number {
+  if (f.stream === false) {
+    if (f.streamShare !== undefined) {
+      throw new ConfigError("--stream-share", "cannot be combined with --no-stream");
+    }
+    return 0;
+  }
+  if (f.streamShare === undefined) return 1;
+  const share = parseNumber(f.streamShare, src("stream-share"));
+  if (!(share >= 0 && share <= 1)) {
+    throw new ConfigError("--stream-share", `must be between 0 and 1, got ${f.streamShare}`);
+  }
+  return share;
+}
 
 export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
   const seed = f.seed === undefined ? DEFAULT_SEED : parseInteger(f.seed, src("seed"), 0, MAX_INT);
@@ -85,6 +104,7 @@ export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
     ),
     durationMs: duration === undefined ? undefined : parseDurationMs(duration, src("duration")),
     maxPrograms,
+    streamShare: streamShareOf(f),
     json: f.json,
     svg: f.svg,
     progress: f.progress !== false,

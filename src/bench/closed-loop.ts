@@ -40,8 +40,23 @@ export interface ClosedLoopOptions {
   programIdPrefix?: string;
   /** Retries of a step answered 429/503 or lost in transport before the program fails. */
   maxRetries?: number;
+  /**
+   * Share of programs whose requests stream (0..1, default 1); the others send plain JSON
+   * requests, as most agent harnesses do. Which programs stream is fixed by their launch order.
+   */
+  streamShare?: number;
   now?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Whether the `index`-th program launched streams: spread evenly over launch order (golden
+ * ratio steps), so any run prefix keeps about `share` of its programs streaming.
+ */
+export function streamsAt(index: number, share: number): boolean {
+  if (share >= 1) return true;
+  if (share <= 0) return false;
+  return (index * 0.6180339887498949) % 1 < share;
 }
 
 export interface ClosedLoop {
@@ -91,6 +106,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
   const counts = { steps: 0, completed: 0, running: 0 };
   const feed = createProgramFeed(o.workload, o.concurrency);
   let stopAt: number | null = null;
+  let launched = 0;
   const stop = () => {
     if (stopAt === null) stopAt = elapsed();
     stopper.abort();
@@ -138,12 +154,14 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
     records.programs.push(rec);
     counts.running++;
     const conversation = createConversation(plan, conversationOptionsFor(o.workload, plan));
+    const streams = streamsAt(launched++, o.streamShare ?? 1);
     const texts: (string | undefined)[] = [];
     try {
       for (let i = 0; i < plan.steps.length; i++) {
         const step = plan.steps[i];
         const startMs = elapsed();
         const sent = await send(rec, i, {
+          stream: streams,
           programId: rec.programId,
           model: o.model,
           messages: conversation.messagesFor(i, texts),

@@ -25,6 +25,8 @@ export interface BenchRunOptions {
   /** Draw a progress bar on stderr when it is a TTY. */
   progress?: boolean;
   programIdPrefix?: string;
+  /** Share of programs whose requests stream (closed-loop.ts); default 1. */
+  streamShare?: number;
 }
 
 export interface BenchRunResult {
@@ -45,6 +47,7 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
       durationMs: o.durationMs,
       maxPrograms: o.maxPrograms,
       programIdPrefix: o.programIdPrefix,
+      streamShare: o.streamShare,
     });
     const bar = o.progress
       ? startProgressBar(loop.progress, {
@@ -93,6 +96,8 @@ export interface BenchSettings {
   durationMs?: number;
   maxPrograms?: number;
   progress?: boolean;
+  /** Share of programs whose requests stream; the rest send plain JSON requests. */
+  streamShare?: number;
 }
 
 /**
@@ -122,5 +127,6 @@ export async function runBenchAt(
     maxPrograms: s.maxPrograms,
     progress: s.progress,
     programIdPrefix: target.programIdPrefix,
+    streamShare: s.streamShare,
   });
 }

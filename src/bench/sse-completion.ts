@@ -93,3 +93,22 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     },
   };
 }
+
+/**
+ * The same figures from a plain (non-streamed) chat completion: `usage` and the first
+ * choice's message content; null without usage (not a completion).
+ */
+export function completionFromJson(body: unknown): StreamedCompletion | null {
+  const doc = asObj(body);
+  const usage = asObj(doc?.usage);
+  if (usage === undefined || typeof usage.prompt_tokens !== "number") return null;
+  const choices = doc?.choices;
+  const content = Array.isArray(choices) ? asObj(asObj(choices[0])?.message)?.content : undefined;
+  const cached = asObj(usage.prompt_tokens_details)?.cached_tokens;
+  return {
+    prompt: usage.prompt_tokens,
+    cached: typeof cached === "number" ? cached : null,
+    completion: typeof usage.completion_tokens === "number" ? usage.completion_tokens : 0,
+    text: typeof content === "string" ? content : "",
+  };
+}

@@ -1,6 +1,10 @@
 import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
-import { createSseCompletionReader } from "./sse-completion.ts";
+import {
+  completionFromJson,
+  createSseCompletionReader,
+  type StreamedCompletion,
+} from "./sse-completion.ts";
 
 /**
  * The bench's HTTP side: one chat completion per agent step against any OpenAI-compatible
@@ -19,8 +23,13 @@ export interface StepRequest {
   maxTokens: number;
   /** Sent as header `x-priority`; absent = no header (the router's `default`). */
   priorityClass?: string;
-  /** Called once, when the first output token arrives (TTFT). */
+  /** Called once, when the first output token arrives (TTFT; streamed requests only). */
   onFirstToken?: () => void;
+  /**
+   * false = a plain JSON request, as most agent harnesses send (no first token to see);
+   * default true: `stream` with `stream_options.include_usage`.
+   */
+  stream?: boolean;
 }
 
 export type StepResponse =
@@ -146,8 +155,9 @@ export function createStepClient(options: StepClientOptions): StepClient {
             max_tokens: req.maxTokens,
             ignore_eos: true,
             temperature: 0,
-            stream: true,
-            stream_options: { include_usage: true },
+            ...(req.stream === false
+              ? { stream: false }
+              : { stream: true, stream_options: { include_usage: true } }),
             program_id: req.programId,
           }),
           signal,
@@ -162,11 +172,18 @@ export function createStepClient(options: StepClientOptions): StepClient {
             retryAfterMs: retryAfterMs(get("retry-after")),
           };
         }
-        const reader = createSseCompletionReader(() => req.onFirstToken?.());
-        for await (const piece of res.body) reader.push(piece as Uint8Array);
-        const parsed = reader.failed ? null : reader.result();
+        let parsed: StreamedCompletion | null;
+        let failed = false;
+        if (req.stream === false) {
+          parsed = completionFromJson(parseJson(await res.body.text()));
+        } else {
+          const reader = createSseCompletionReader(() => req.onFirstToken?.());
+          for await (const piece of res.body) reader.push(piece as Uint8Array);
+          failed = reader.failed;
+          parsed = failed ? null : reader.result();
+        }
         if (!parsed) {
-          const kind = reader.failed ? "stream_error" : "bad_response";
+          const kind = failed ? "stream_error" : "bad_response";
           return { ok: false, kind, status: null, retryAfterMs: null };
         }
         const paused = Number(get(PAUSED_MS_HEADER) ?? 0);

@@ -53,6 +53,11 @@ function addCommonOptions(cmd: Command): Command {
       "--max-context <tokens>",
       "end programs before a call longer than this (default: the served max_model_len)",
     )
+    .option(
+      "--stream-share <share>",
+      "share of programs whose requests stream (0..1); the others send plain JSON requests, as most agent harnesses do, and have no TTFT (default: 1)",
+    )
+    .option("--no-stream", "no program streams (--stream-share 0)")
     .option("--json <file>", "write the report as JSON")
     .option("--svg <file>", "write a bar chart of steps/min and p95 step latency")
     .option("--no-progress", "no progress bar");

@@ -56,6 +56,30 @@ describe("maitred bench against an in-process simulated backend", () => {
     }
   });
 
+  it("plain JSON requests (--no-stream) replay the same steps, without a first token", async () => {
+    const workload = createWorkload(
+      { kind: "trace", file: "t.jsonl", seed: 2 },
+      parseTrace(TRACE, "t.jsonl"),
+    );
+    const { report, records } = await runBench({
+      router: "sim",
+      url: backend.url,
+      workload,
+      model: backend.options.model,
+      concurrency: 2,
+      timeScale: TIME_SCALE,
+      warmupMs: 0,
+      maxPrograms: 3,
+      streamShare: 0,
+    });
+    assert.deepEqual(report.errors, {});
+    assert.equal(report.steps_completed, 9);
+    for (const s of records.steps) {
+      assert.equal(s.firstTokenMs, undefined, "a plain response has no first token to see");
+      assert.ok(s.promptTokens > 0 && s.completionTokens > 0, "usage read from the JSON body");
+    }
+  });
+
   it("later turns are served from the prefix cache", async () => {
     const workload = createWorkload({
       kind: "preset",

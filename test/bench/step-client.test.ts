@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { streamsAt } from "../../src/bench/closed-loop.ts";
 import { renderProgress } from "../../src/bench/progress-bar.ts";
-import { createSseCompletionReader } from "../../src/bench/sse-completion.ts";
+import { completionFromJson, createSseCompletionReader } from "../../src/bench/sse-completion.ts";
 import { errorKind } from "../../src/bench/step-client.ts";
 
 /** A vLLM-shaped stream: role chunk with the first token, two deltas, usage, [DONE]. */
@@ -80,6 +81,36 @@ describe("streamed completions (sse-completion)", () => {
     const e = createSseCompletionReader(() => {});
     e.push('data: {"error":{"message":"boom","type":"InternalServerError","code":500}}\n\n');
     assert.equal(e.failed, true);
+  });
+});
+
+describe("plain completions and the stream share", () => {
+  it("a JSON completion gives the same figures as its stream", () => {
+    const body = {
+      choices: [{ index: 0, message: { role: "assistant", content: " hello" } }],
+      usage: {
+        prompt_tokens: 120,
+        completion_tokens: 2,
+        prompt_tokens_details: { cached_tokens: 96 },
+      },
+    };
+    assert.deepEqual(completionFromJson(body), {
+      prompt: 120,
+      cached: 96,
+      completion: 2,
+      text: " hello",
+    });
+    assert.equal(completionFromJson({ choices: [] }), null, "no usage: not a completion");
+  });
+
+  it("about the share of programs stream, in any prefix of the launch order", () => {
+    for (const share of [0, 0.25, 0.5, 1]) {
+      for (const n of [20, 100]) {
+        let streaming = 0;
+        for (let i = 0; i < n; i++) if (streamsAt(i, share)) streaming++;
+        assert.ok(Math.abs(streaming - share * n) <= 3, `${streaming} of ${n} at ${share}`);
+      }
+    }
   });
 });
 
