@@ -3,6 +3,12 @@ import { conversationOptionsFor, createConversation } from "../workload/conversa
 import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
 import type { ProgramRecord, RunRecords } from "./records.ts";
+import {
+  DEFAULT_MAX_RETRIES,
+  FAILURE_BACKOFF_MS,
+  isRetryable,
+  retryDelayMs,
+} from "./retry-policy.ts";
 import type { StepClient, StepResponse } from "./step-client.ts";
 
 /**
@@ -38,8 +44,10 @@ export interface ClosedLoopOptions {
   maxPrograms?: number;
   /** Prefix for program ids, so runs against one long-lived router never collide. */
   programIdPrefix?: string;
-  /** Retries of a step answered 429/503 or lost in transport before the program fails. */
+  /** Retries of a failed step before its program fails (retry-policy.ts). */
   maxRetries?: number;
+  /** The retry jitter's random source (default Math.random). */
+  random?: () => number;
   /**
    * Share of programs whose requests stream (0..1, default 1); the others send plain JSON
    * requests, as most agent harnesses do. Which programs stream is fixed by their launch order.
@@ -65,17 +73,6 @@ export interface ClosedLoop {
   progress(): LoopProgress;
 }
 
-export const DEFAULT_MAX_RETRIES = 3;
-/** Wait before retrying when the server sent no Retry-After (ms, before time scaling). */
-const DEFAULT_RETRY_MS = 1000;
-/** Pause before a failed program's slot starts the next one, so a dead URL does not spin. */
-const FAILURE_BACKOFF_MS = 250;
-/**
- * Statuses a client retries (as the official OpenAI clients do): 408 (the router's queue
- * timeout), 429 (queue full) and 503 (preempted, no healthy backend), after Retry-After.
- */
-export const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 503]);
-
 /** setTimeout that resolves early (never rejects) when the signal aborts. */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -95,6 +92,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
   const sleep = o.sleep ?? abortableSleep;
   const scale = o.timeScale ?? 1;
   const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const random = o.random ?? Math.random;
   const prefix = o.programIdPrefix ?? "";
   const t0 = now();
   const elapsed = () => now() - t0;
@@ -112,7 +110,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
     stopper.abort();
   };
 
-  /** The step's response (retried as RETRYABLE_STATUS says) and its first token's time. */
+  /** The step's response (retried as retry-policy.ts says) and its first token's time. */
   async function send(
     rec: ProgramRecord,
     stepIndex: number,
@@ -137,9 +135,8 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       }
       if (res.ok || signal.aborted) return signal.aborted ? null : { res, firstTokenMs };
       records.errors.push({ programId: rec.programId, stepIndex, atMs: elapsed(), kind: res.kind });
-      const retryable = res.status === null || RETRYABLE_STATUS.has(res.status);
-      if (!retryable || attempt >= maxRetries) return { res, firstTokenMs };
-      await sleep((res.retryAfterMs ?? DEFAULT_RETRY_MS) / scale, signal);
+      if (!isRetryable(res.status) || attempt >= maxRetries) return { res, firstTokenMs };
+      await sleep(retryDelayMs(attempt, res.retryAfterMs, random()) / scale, signal);
       if (signal.aborted) return null;
     }
   }

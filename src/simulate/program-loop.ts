@@ -1,5 +1,10 @@
-import { DEFAULT_MAX_RETRIES, RETRYABLE_STATUS } from "../bench/closed-loop.ts";
 import type { ProgramRecord, RunRecords } from "../bench/records.ts";
+import {
+  DEFAULT_MAX_RETRIES,
+  FAILURE_BACKOFF_MS,
+  isRetryable,
+  retryDelayMs,
+} from "../bench/retry-policy.ts";
 import { errorKind } from "../bench/step-client.ts";
 import { errorTypeForStatus, type MaitredError } from "../errors.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
@@ -20,18 +25,16 @@ import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
  * client handles an HTTP error:
  *   1. the error is recorded (`http_<status>_<type>`, the bench's kinds; a preemption is
  *      `http_503_preempted`);
- *   2. 408 (queue timeout), 429 (queue full) and 503 (preempted, no backend) are retried after
- *      their Retry-After (default 1 s), at most DEFAULT_MAX_RETRIES times, as the same step
- *      with a new request id (closed-loop.ts RETRYABLE_STATUS);
+ *   2. what the bench client retries (src/bench/retry-policy.ts: 408, 409, 429, 5xx) is
+ *      retried after the same wait (the mean of its jitter, so runs stay reproducible), at most
+ *      DEFAULT_MAX_RETRIES times, as the same step with a new request id;
  *   3. any other error, or a retry budget spent, fails the program: it is released and its
  *      slot starts the next program after FAILURE_BACKOFF_MS.
  */
 
-/** The bench client's retry wait without Retry-After (src/bench/closed-loop.ts). */
-export const DEFAULT_RETRY_MS = 1000;
-/** The bench's pause before a failed program's slot starts the next one. */
-export const FAILURE_BACKOFF_MS = 250;
 const MS_PER_S = 1000;
+/** The mean of the retry jitter: the simulator waits as long as the bench does on average. */
+const MEAN_JITTER = 0.5;
 
 export interface ProgramLoopOptions {
   runtime: SimRuntime;
@@ -52,9 +55,9 @@ interface Running {
   tokens: ProgramTokens;
 }
 
-function retryAfterMs(error: MaitredError): number {
+function retryAfterMs(error: MaitredError): number | null {
   const s = Number(error.headers["retry-after"]);
-  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : DEFAULT_RETRY_MS;
+  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : null;
 }
 
 export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
@@ -115,8 +118,9 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
         (name) => r.error.headers[name],
       );
       records.errors.push({ programId: p.rec.programId, stepIndex: i, atMs: nowMs, kind });
-      if (RETRYABLE_STATUS.has(status) && attempt < maxRetries) {
-        kernel.after(retryAfterMs(r.error) / MS_PER_S, () => send(p, i, attempt + 1, startMs));
+      if (isRetryable(status) && attempt < maxRetries) {
+        const waitMs = retryDelayMs(attempt, retryAfterMs(r.error), MEAN_JITTER);
+        kernel.after(waitMs / MS_PER_S, () => send(p, i, attempt + 1, startMs));
       } else end(p, "failed");
       return;
     }

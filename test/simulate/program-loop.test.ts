@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunRecords } from "../../src/bench/records.ts";
+import { FAILURE_BACKOFF_MS } from "../../src/bench/retry-policy.ts";
 import type { Scheduler } from "../../src/core/api.ts";
 import { createEventKernel } from "../../src/engine/virtual-driver.ts";
 import { Errors, type MaitredError } from "../../src/errors.ts";
-import { FAILURE_BACKOFF_MS, startProgramLoop } from "../../src/simulate/program-loop.ts";
+import { startProgramLoop } from "../../src/simulate/program-loop.ts";
 import type { SimRequest, SimRuntime } from "../../src/simulate/sim-runtime.ts";
 import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
 import type { ProgramPlan, Workload } from "../../src/workload/types.ts";
