@@ -17,6 +17,13 @@ const MAX_RETRY_S = 8;
 const MAX_RETRY_AFTER_MS = 60_000;
 const MS_PER_S = 1000;
 
+/** A `Retry-After` header in seconds, as ms; null when absent or not a number of seconds. */
+export function parseRetryAfter(value: string | undefined): number | null {
+  if (value === undefined) return null;
+  const s = Number(value);
+  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : null;
+}
+
 /** Whether a step answered with `status` (null = no answer) is sent again. */
 export function isRetryable(status: number | null): boolean {
   return status === null || status === 408 || status === 409 || status === 429 || status >= 500;

@@ -1,5 +1,6 @@
 import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
+import { parseRetryAfter } from "./retry-policy.ts";
 import {
   completionFromJson,
   createSseCompletionReader,
@@ -71,7 +72,6 @@ export interface StepClientOptions {
 export const PAUSED_MS_HEADER = "x-maitred-paused-ms";
 /** The class header maitred reads. */
 export const PRIORITY_HEADER = "x-priority";
-const MS_PER_S = 1000;
 
 function splitUrl(url: string): { origin: string; basePath: string } {
   const u = new URL(url);
@@ -82,12 +82,6 @@ function splitUrl(url: string): { origin: string; basePath: string } {
 function header(headers: Record<string, string | string[] | undefined>, name: string) {
   const v = headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-function retryAfterMs(value: string | undefined): number | null {
-  if (value === undefined) return null;
-  const s = Number(value);
-  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : null;
 }
 
 type Json = Record<string, unknown>;
@@ -169,7 +163,7 @@ export function createStepClient(options: StepClientOptions): StepClient {
             ok: false,
             kind: errorKind(res.statusCode, body, get),
             status: res.statusCode,
-            retryAfterMs: retryAfterMs(get("retry-after")),
+            retryAfterMs: parseRetryAfter(get("retry-after")),
           };
         }
         let parsed: StreamedCompletion | null;

@@ -37,6 +37,15 @@ export function refreshHeadroom(state: SchedulerState, p: ProgramRecord): void {
 }
 
 /**
+ * A queued program's need: its tokens plus the headroom it books when seated (re-derived
+ * here, since what was learned while it waited changes it).
+ */
+export function seatNeed(state: SchedulerState, p: ProgramRecord): number {
+  refreshHeadroom(state, p);
+  return p.tokens + p.headroom;
+}
+
+/**
  * A step ended with the engine's total `tokens` (usage): its growth since the previous step
  * end feeds the program's average and the all-programs prior. A shrinking context (a rewritten
  * or compacted history) counts as no growth.

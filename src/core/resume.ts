@@ -1,5 +1,5 @@
 import { deadlineOf } from "./deadline.ts";
-import { refreshHeadroom } from "./headroom.ts";
+import { seatNeed } from "./headroom.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import { makeRoom } from "./pause-step.ts";
@@ -54,15 +54,6 @@ export function tryResume(state: SchedulerState): void {
   if (state.queue.size === 0) return;
   placeInOrder(state, rooms); // 2
   if (state.waitingPrograms > 0) seatOnIdle(state); // 3
-}
-
-/**
- * A queued program's need: its tokens plus the headroom it books when seated (re-derived
- * here, since what was learned while it waited changes it).
- */
-function needOf(state: SchedulerState, p: ProgramRecord): number {
-  refreshHeadroom(state, p);
-  return p.tokens + p.headroom;
 }
 
 function maxOf(rooms: Rooms): number {
@@ -130,7 +121,7 @@ function seatOneOverdue(
   p: ProgramRecord,
   parkedAt: number,
 ): boolean {
-  const need = needOf(state, p);
+  const need = seatNeed(state, p);
   let target = chooseTarget(state, rooms, p, need);
   let madeRoom = false;
   let forced = false;
@@ -228,7 +219,7 @@ function placeInOrder(state: SchedulerState, rooms: Rooms): void {
         r === null ? null : r - rules.hold(state.backends[i], p.cls),
       );
     }
-    const need = needOf(state, p);
+    const need = seatNeed(state, p);
     const target = need <= maxRoom ? chooseTarget(state, classRooms, p, need) : -1;
     if (target < 0) {
       if (p.parked.length > 0 && need <= maxCapacity && p.cls < blockedBelow) blockedBelow = p.cls;
@@ -257,7 +248,7 @@ function seatOnIdle(state: SchedulerState): void {
       next++;
     if (next >= order.length) return;
     const p = order[next++];
-    const need = needOf(state, p);
+    const need = seatNeed(state, p);
     freeIdleRoom(state, b, p, need);
     state.effects.log("info", "waiting program seated on an idle backend", {
       programId: p.id,

@@ -1,4 +1,4 @@
-import { refreshHeadroom } from "./headroom.ts";
+import { seatNeed } from "./headroom.ts";
 import { setLent } from "./ledger.ts";
 import { tryPreempt } from "./priority/preemption.ts";
 import { dispatchRequest, pauseProgram, resumeProgram } from "./program-moves.ts";
@@ -53,8 +53,7 @@ export function dispatchOrPark(state: SchedulerState, p: ProgramRecord, r: Reque
  */
 function preemptFor(state: SchedulerState, p: ProgramRecord): boolean {
   if (state.priority === null) return false;
-  refreshHeadroom(state, p);
-  const freed = tryPreempt(state, p.cls, p.tokens + p.headroom);
+  const freed = tryPreempt(state, p.cls, seatNeed(state, p));
   if (freed === null) return false;
   resumeProgram(state, p, freed, false);
   return true;

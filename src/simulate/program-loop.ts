@@ -3,10 +3,11 @@ import {
   DEFAULT_MAX_RETRIES,
   FAILURE_BACKOFF_MS,
   isRetryable,
+  parseRetryAfter,
   retryDelayMs,
 } from "../bench/retry-policy.ts";
 import { errorKind } from "../bench/step-client.ts";
-import { errorTypeForStatus, type MaitredError } from "../errors.ts";
+import { errorTypeForStatus } from "../errors.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
 import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
@@ -53,11 +54,6 @@ interface Running {
   plan: ProgramPlan;
   rec: ProgramRecord;
   tokens: ProgramTokens;
-}
-
-function retryAfterMs(error: MaitredError): number | null {
-  const s = Number(error.headers["retry-after"]);
-  return Number.isFinite(s) && s >= 0 ? s * MS_PER_S : null;
 }
 
 export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
@@ -119,7 +115,11 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
       );
       records.errors.push({ programId: p.rec.programId, stepIndex: i, atMs: nowMs, kind });
       if (isRetryable(status) && attempt < maxRetries) {
-        const waitMs = retryDelayMs(attempt, retryAfterMs(r.error), MEAN_JITTER);
+        const waitMs = retryDelayMs(
+          attempt,
+          parseRetryAfter(r.error.headers["retry-after"]),
+          MEAN_JITTER,
+        );
         kernel.after(waitMs / MS_PER_S, () => send(p, i, attempt + 1, startMs));
       } else end(p, "failed");
       return;

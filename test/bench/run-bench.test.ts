@@ -25,12 +25,13 @@ describe("maitred bench against an in-process simulated backend", () => {
   });
   after(() => backend.close());
 
-  it("replays every trace step with the trace's prompt size and completion length", async () => {
+  /** The three-program trace, two at a time, until every program has run. */
+  async function replayTrace(streamShare?: number) {
     const workload = createWorkload(
       { kind: "trace", file: "t.jsonl", seed: 2 },
       parseTrace(TRACE, "t.jsonl"),
     );
-    const { report, records } = await runBench({
+    const run = await runBench({
       router: "sim",
       url: backend.url,
       workload,
@@ -39,7 +40,13 @@ describe("maitred bench against an in-process simulated backend", () => {
       timeScale: TIME_SCALE,
       warmupMs: 0,
       maxPrograms: 3,
+      ...(streamShare === undefined ? {} : { streamShare }),
     });
+    return { ...run, workload };
+  }
+
+  it("replays every trace step with the trace's prompt size and completion length", async () => {
+    const { report, records, workload } = await replayTrace();
     assert.deepEqual(report.errors, {}, `want no errors, got ${JSON.stringify(report.errors)}`);
     assert.equal(report.programs_completed_total, 3);
     assert.equal(report.steps_completed, 9);
@@ -57,21 +64,7 @@ describe("maitred bench against an in-process simulated backend", () => {
   });
 
   it("plain JSON requests (--no-stream) replay the same steps, without a first token", async () => {
-    const workload = createWorkload(
-      { kind: "trace", file: "t.jsonl", seed: 2 },
-      parseTrace(TRACE, "t.jsonl"),
-    );
-    const { report, records } = await runBench({
-      router: "sim",
-      url: backend.url,
-      workload,
-      model: backend.options.model,
-      concurrency: 2,
-      timeScale: TIME_SCALE,
-      warmupMs: 0,
-      maxPrograms: 3,
-      streamShare: 0,
-    });
+    const { report, records } = await replayTrace(0);
     assert.deepEqual(report.errors, {});
     assert.equal(report.steps_completed, 9);
     for (const s of records.steps) {
