@@ -11,17 +11,20 @@ import { startMaitredProcess } from "./maitred-process.ts";
  */
 export function scaleRouterTimes(config: RouterConfig, timeScale: number): RouterConfig {
   if (timeScale === 1) return config;
-  const scale = (ms: number) => ms / timeScale;
-  return {
-    ...config,
-    schedulerIntervalMs: scale(config.schedulerIntervalMs),
-    metricsIntervalMs: scale(config.metricsIntervalMs),
-    maxPauseMs: scale(config.maxPauseMs),
-    idleTimeoutMs: scale(config.idleTimeoutMs),
-    ageingMs: scale(config.ageingMs),
-    lendMaxHoldMs: scale(config.lendMaxHoldMs),
-  };
+  const scaled = { ...config };
+  for (const [key] of SCALED_TIMES) scaled[key] = config[key] / timeScale;
+  return scaled;
 }
+
+/** The router's periods and timeouts (ms) that run at the bench's time scale, and their flags. */
+const SCALED_TIMES = [
+  ["schedulerIntervalMs", "--scheduler-interval"],
+  ["metricsIntervalMs", "--metrics-interval"],
+  ["maxPauseMs", "--max-pause"],
+  ["idleTimeoutMs", "--idle-timeout"],
+  ["ageingMs", "--ageing"],
+  ["lendMaxHoldMs", "--lend-max-hold"],
+] as const;
 
 /**
  * The router `bench compare` puts in front of its simulated backends: `maitred serve` in the
@@ -38,7 +41,6 @@ export const startRouterProcess: RouterStarter = async (mode, backends, timeScal
     }),
     timeScale,
   );
-  const seconds = (ms: number) => String(ms / 1000);
   return startMaitredProcess(
     [
       "serve",
@@ -53,18 +55,7 @@ export const startRouterProcess: RouterStarter = async (mode, backends, timeScal
       // The listening line is logged at info; the driver reads it, then drains the rest.
       "--log-level",
       "info",
-      "--scheduler-interval",
-      seconds(c.schedulerIntervalMs),
-      "--metrics-interval",
-      seconds(c.metricsIntervalMs),
-      "--max-pause",
-      seconds(c.maxPauseMs),
-      "--idle-timeout",
-      seconds(c.idleTimeoutMs),
-      "--ageing",
-      seconds(c.ageingMs),
-      "--lend-max-hold",
-      seconds(c.lendMaxHoldMs),
+      ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
     ],
     "maitred listening",
   );
