@@ -32,8 +32,9 @@ export interface SseCompletionReader {
   result(): StreamedCompletion | null;
 }
 
-type Json = Record<string, unknown>;
-const asObj = (v: unknown): Json | undefined =>
+export type Json = Record<string, unknown>;
+/** `v` when it is a JSON object, else undefined. */
+export const asObj = (v: unknown): Json | undefined =>
   typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
 export function createSseCompletionReader(onFirstToken: () => void): SseCompletionReader {

@@ -2,6 +2,7 @@ import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
 import { parseRetryAfter } from "./retry-policy.ts";
 import {
+  asObj,
   completionFromJson,
   createSseCompletionReader,
   type StreamedCompletion,
@@ -84,8 +85,6 @@ function header(headers: Record<string, string | string[] | undefined>, name: st
   return Array.isArray(v) ? v[0] : v;
 }
 
-type Json = Record<string, unknown>;
-
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -93,8 +92,6 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
-const asObj = (v: unknown): Json | undefined =>
-  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
 /** The router marks a request cancelled for a higher class: `…_preempted` kinds. */
 export const PREEMPTED_HEADER = "x-maitred-preempted";
