@@ -6,14 +6,22 @@
  *      through the router; the difference is what maitred adds;
  *   2. throughput: small non-streaming requests from 64 keep-alive connections (undici Pool),
  *      requests per second direct vs through the router;
- *   3. SSE: streams of many small chunks, chunks per second direct vs through the router.
+ *   3. SSE: streams of many small chunks, chunks per second direct vs through the router;
+ *   4. body: sequential streamed requests with a large agent body (~380 KiB of conversation),
+ *      once with a body maitred forwards as it is (program id in a header, usage asked for)
+ *      and once with one it must change (program id in the body, no usage asked for); the
+ *      ratio is what changing the body costs.
  *
+ * A plain request through the router is streamed from the upstream and rebuilt, as maitred
+ * does for every plain request, so phases 1 and 2 measure that path against a plain answer
+ * from the upstream directly.
  * The upstream is a minimal fast OpenAI look-alike (vLLM's shapes) on raw sockets in a worker thread; the load generator runs in another worker thread; the router runs
  * in the main thread in `tr` mode with a program id in every request (the real hot path:
  * identity, body rewrite, scheduler events, usage books). Phases alternate direct/router.
  *
  *   node scripts/bench-proxy.ts [--seconds 5] [--requests 5000] [--connections 64]
- *                               [--router tr|default] [--phases latency,throughput,sse]
+ *                               [--router tr|default] [--upstream-stream always|as-client]
+ *                               [--phases latency,throughput,sse,body]
  *                               [--json out.json] [--cpu-profile out.cpuprofile
  *                               --cpu-profile-phase throughput|latency|sse]
  */
@@ -25,25 +33,66 @@ import { isMainThread, parentPort, Worker, workerData } from "node:worker_thread
 import { Pool } from "undici";
 
 interface LoadCommand {
-  kind: "latency" | "throughput" | "sse";
+  kind: "latency" | "throughput" | "sse" | "body";
+  /** Phase 4: the body maitred forwards unchanged, or the one it must change. */
+  variant?: "kept" | "changed";
   url: string;
   requests: number;
   seconds: number;
   connections: number;
 }
 
+/** Chunks per SSE stream in phase 3, written SSE_GROUP at a time. */
+const SSE_CHUNKS = 2000;
+
 /** OpenAI-style chat request as agent harnesses send it; `program_id` is maitred's field. */
 const body = (programId: string, stream: boolean) =>
   JSON.stringify({
     model: "m",
     messages: [{ role: "user", content: "Summarise the tool output in one line." }],
-    max_tokens: 8,
+    max_tokens: stream ? SSE_CHUNKS : 8,
     stream,
     program_id: programId,
   });
 
-/** Chunks per SSE stream in phase 3, written SSE_GROUP at a time. */
-const SSE_CHUNKS = 2000;
+/**
+ * A long agent conversation (~380 KiB): tool results full of JSON and code, so the body has
+ * many escaped quotes and newlines, as real ones do.
+ */
+function agentMessages(): unknown[] {
+  const toolOutput = (i: number) =>
+    Array.from(
+      { length: 60 },
+      (_, k) =>
+        `{"file": "src/module_${i}_${k}.py", "line": ${k * 7}, "text": "def f_${k}(x):\n    return x * ${k}  # "note""}`,
+    ).join("\n");
+  const messages: unknown[] = [{ role: "system", content: "You are a coding agent." }];
+  for (let i = 0; i < 57; i++) {
+    messages.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        {
+          id: `call_${i}`,
+          type: "function",
+          function: { name: "grep", arguments: `{"q":"f_${i}"}` },
+        },
+      ],
+    });
+    messages.push({ role: "tool", tool_call_id: `call_${i}`, content: toolOutput(i) });
+  }
+  return messages;
+}
+
+/** Phase 4's bodies: the same conversation, forwarded as it is or changed by maitred. */
+function largeBody(variant: "kept" | "changed", messages: unknown[]): string {
+  const common = { model: "m", messages, max_tokens: 8, stream: true };
+  return JSON.stringify(
+    variant === "kept"
+      ? { ...common, stream_options: { include_usage: true } }
+      : { ...common, program_id: "agent-large" },
+  );
+}
 const SSE_GROUP = 10;
 
 // ─── upstream worker ───────────────────────────────────────────────────────────────────────
@@ -86,6 +135,19 @@ function runUpstream(): void {
     Buffer.from("0\r\n\r\n"),
   ]);
 
+  // A short streamed answer (the plain answer's 8 tokens) for streamed small requests: what
+  // the router asks for when its client wants a plain answer.
+  const shortStream = Buffer.concat([
+    sseHead,
+    frame(
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] })}\n\n`,
+    ),
+    ...Array.from({ length: 7 }, () => chunk),
+    frame(
+      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, logprobs: null, finish_reason: "stop" }] })}\n\n`,
+    ),
+    tail,
+  ]);
   const stream = (sock: Socket) => {
     sock.write(sseHead);
     // Events leave in groups, as from a busy engine: the router, not this stand-in, should
@@ -117,8 +179,9 @@ function runUpstream(): void {
         const body = buf.subarray(headEnd + 4, end);
         buf = buf.subarray(end);
         if (head.startsWith("GET /metrics")) sock.write(metrics);
-        else if (body.includes('"stream":true')) stream(sock);
-        else sock.write(answer);
+        else if (!body.includes('"stream":true')) sock.write(answer);
+        else if (body.includes(`"max_tokens":${SSE_CHUNKS}`)) stream(sock);
+        else sock.write(shortStream);
       }
     });
   });
@@ -138,27 +201,38 @@ async function runLoad(cmd: LoadCommand): Promise<Record<string, number>> {
     pipelining: 1,
   });
   const headers = { "content-type": "application/json" };
-  const call = async (b: string) => {
+  const call = async (b: string, h: Record<string, string> = headers) => {
     const res = await pool.request({
       method: "POST",
       path: "/v1/chat/completions",
-      headers,
+      headers: h,
       body: b,
     });
     await res.body.arrayBuffer();
     if (res.statusCode !== 200) throw new Error(`status ${res.statusCode}`);
   };
   try {
-    if (cmd.kind === "latency") {
+    if (cmd.kind === "latency" || cmd.kind === "body") {
       const times: number[] = [];
-      const b = body("latency-0", false);
-      for (let i = 0; i < cmd.requests; i++) {
+      const large = cmd.kind === "body";
+      const b = large
+        ? largeBody(cmd.variant ?? "kept", agentMessages())
+        : body("latency-0", false);
+      const h =
+        large && cmd.variant === "kept" ? { ...headers, "x-program-id": "agent-large" } : headers;
+      const n = large ? Math.max(50, Math.round(cmd.requests / 10)) : cmd.requests;
+      for (let i = 0; i < n; i++) {
         const t = process.hrtime.bigint();
-        await call(b);
+        await call(b, h);
         times.push(Number(process.hrtime.bigint() - t) / 1e6);
       }
       times.sort((x, y) => x - y);
-      return { p50_ms: percentile(times, 0.5), p99_ms: percentile(times, 0.99), n: times.length };
+      return {
+        p50_ms: percentile(times, 0.5),
+        p99_ms: percentile(times, 0.99),
+        n: times.length,
+        bytes: Buffer.byteLength(b),
+      };
     }
     if (cmd.kind === "throughput") {
       const bodies = Array.from({ length: cmd.connections }, (_, i) => body(`agent-${i}`, false));
@@ -234,9 +308,10 @@ async function main(): Promise<void> {
       requests: { type: "string", default: "5000" },
       connections: { type: "string", default: "64" },
       router: { type: "string", default: "tr" },
+      "upstream-stream": { type: "string", default: "always" },
       json: { type: "string" },
       "cpu-profile": { type: "string" },
-      phases: { type: "string", default: "latency,throughput,sse" },
+      phases: { type: "string", default: "latency,throughput,sse,body" },
       "cpu-profile-phase": { type: "string", default: "throughput" },
     },
   });
@@ -270,6 +345,7 @@ async function main(): Promise<void> {
       port: "0",
       backends: upstreamUrl,
       router: args.router,
+      "upstream-stream": args["upstream-stream"],
       "log-level": "silent",
     },
   });
@@ -283,8 +359,19 @@ async function main(): Promise<void> {
   };
   // Warm both paths (JIT, keep-alive pools) before measuring.
   for (const url of Object.values(targets)) await load({ kind: "throughput", url, seconds: 1 });
-  const phases = (args.phases as string).split(",") as Array<"latency" | "throughput" | "sse">;
+  const phases = (args.phases as string).split(",") as Array<LoadCommand["kind"]>;
   for (const kind of phases) {
+    if (kind === "body") {
+      // Alternate the two bodies through the router so drift hits both alike.
+      for (const round of [0, 1])
+        for (const variant of ["kept", "changed"] as const) {
+          const r = await load({ kind, url: router.url, variant });
+          const key = `body_${variant}`;
+          const prev = results.router[key];
+          results.router[key] = round === 0 ? r : { ...r, p50_ms: (prev.p50_ms + r.p50_ms) / 2 };
+        }
+      continue;
+    }
     for (const [name, url] of Object.entries(targets)) {
       const profile =
         args["cpu-profile"] && name === "router" && kind === args["cpu-profile-phase"];
@@ -303,7 +390,7 @@ async function main(): Promise<void> {
   const fmt = (x: number, digits = 3) => x.toFixed(digits);
   const summary: Record<string, unknown> = { mode: args.router, connections, seconds, requests };
   console.log(
-    `maitred proxy overhead (router mode ${args.router}, loopback, ${requests} sequential requests, ${seconds}s load phases)`,
+    `maitred proxy overhead (router mode ${args.router}, --upstream-stream ${args["upstream-stream"]}, loopback, ${requests} sequential requests, ${seconds}s load phases)`,
   );
   if (d.latency && r.latency) {
     const l = {
@@ -345,6 +432,19 @@ async function main(): Promise<void> {
     };
     console.log(
       `  SSE           direct ${fmt(d.sse.chunks_per_s, 0)} chunks/s (${fmt(d.sse.mb_per_s, 1)} MB/s)   router ${fmt(r.sse.chunks_per_s, 0)} chunks/s (${fmt(r.sse.mb_per_s, 1)} MB/s)`,
+    );
+  }
+  const kept = r.body_kept;
+  const changed = r.body_changed;
+  if (kept && changed) {
+    summary.body = {
+      bytes: kept.bytes,
+      kept_p50_ms: kept.p50_ms,
+      changed_p50_ms: changed.p50_ms,
+      ratio: changed.p50_ms / kept.p50_ms,
+    };
+    console.log(
+      `  large body    ${fmt(kept.bytes / 1024, 0)} KiB through the router: forwarded as it is ${fmt(kept.p50_ms)} ms p50, changed by maitred ${fmt(changed.p50_ms)} ms p50 (${fmt(changed.p50_ms / kept.p50_ms, 2)}×)`,
     );
   }
   if (args.json) writeFileSync(args.json, `${JSON.stringify(summary, null, 2)}\n`);

@@ -100,6 +100,12 @@ export const Errors = {
     }),
   backendUnreachable: (backend: string, cause?: unknown) =>
     new MaitredError(502, "backend_unreachable", `Backend ${backend} is unreachable.`, { cause }),
+  backendIncomplete: (backend: string) =>
+    new MaitredError(
+      502,
+      "backend_error",
+      `Backend ${backend} ended its stream without an answer.`,
+    ),
   backendTimeout: (backend: string, cause?: unknown) =>
     new MaitredError(504, "backend_error", `Backend ${backend} timed out.`, { cause }),
   backendUnhealthy: (backend: string) =>

@@ -47,7 +47,17 @@ export interface ClassReport {
 export interface Window {
   startMs: number;
   endMs: number;
+  /**
+   * Whether a step ending at `endMs` is in the window: yes when the window ends because the
+   * run did (on a virtual clock the last step ends at that very instant), no when it ends
+   * because its duration is over (a step ending then is past the window).
+   */
+  closed: boolean;
 }
+
+/** Whether time `t` falls in the window. */
+export const inWindow = (t: number, w: Window): boolean =>
+  t >= w.startMs && (t < w.endMs || (w.closed && t === w.endMs));
 
 const MS_PER_MIN = 60_000;
 
@@ -84,19 +94,18 @@ export function buildClassReports(
   for (const p of records.programs) {
     classOf.set(p.programId, p.priorityClass ?? DEFAULT_PRIORITY_CLASS);
   }
-  const inWindow = (t: number) => t >= w.startMs && t < w.endMs;
   const spanMin = Math.max(0, w.endMs - w.startMs) / MS_PER_MIN;
   const out: Partial<Record<PriorityClass, ClassReport>> = {};
   for (const cls of PRIORITY_CLASSES) {
     const programs = records.programs.filter((p) => classOf.get(p.programId) === cls);
     if (programs.length === 0) continue;
     const steps = records.steps.filter(
-      (s) => classOf.get(s.programId) === cls && inWindow(s.endMs),
+      (s) => classOf.get(s.programId) === cls && inWindow(s.endMs, w),
     );
     const errors: Record<string, number> = {};
     let errorsTotal = 0;
     for (const e of records.errors) {
-      if (classOf.get(e.programId) !== cls || !inWindow(e.atMs)) continue;
+      if (classOf.get(e.programId) !== cls || !inWindow(e.atMs, w)) continue;
       errors[e.kind] = (errors[e.kind] ?? 0) + 1;
       errorsTotal++;
     }

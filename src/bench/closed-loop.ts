@@ -1,4 +1,5 @@
 import { setMaxListeners } from "node:events";
+import { type Clock, wallClock } from "../runtime/clock.ts";
 import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
@@ -17,9 +18,12 @@ import type { StepClient, StepResponse } from "./step-client.ts";
  * workload keeps each slot on one component: src/workload/program-feed.ts). A program sends its steps in order, each the conversation so far, and waits its
  * tool time (divided by `timeScale`) between them. The run ends when the steady window closes
  * (in-flight calls are aborted, their programs count as unfinished) or when `maxPrograms`
- * programs have ended, whichever is first. Clock and sleep are injected so the loop logic can
- * be tested without waiting.
+ * programs have ended, whichever is first. Time comes from an injected clock (the wall clock
+ * by default), so tests run the loop on a manual or virtual clock without waiting.
  */
+
+/** Period of the do-nothing timer that keeps the process alive during a run (any will do). */
+const KEEP_ALIVE_MS = 60_000;
 
 export interface LoopProgress {
   elapsedMs: number;
@@ -53,8 +57,8 @@ export interface ClosedLoopOptions {
    * requests, as most agent harnesses do. Which programs stream is fixed by their launch order.
    */
   streamShare?: number;
-  now?: () => number;
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Where the loop reads time and waits (default: the wall clock). */
+  clock?: Clock;
 }
 
 /**
@@ -73,29 +77,29 @@ export interface ClosedLoop {
   progress(): LoopProgress;
 }
 
-/** setTimeout that resolves early (never rejects) when the signal aborts. */
-export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Wait `ms` on `clock`; resolves early (never rejects) when the signal aborts. */
+export function abortableSleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted || ms <= 0) return resolve();
     const done = () => {
-      clearTimeout(timer);
+      timer.cancel();
       signal.removeEventListener("abort", done);
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const timer = clock.setTimeout(done, ms);
     signal.addEventListener("abort", done, { once: true });
   });
 }
 
 export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
-  const now = o.now ?? (() => performance.now());
-  const sleep = o.sleep ?? abortableSleep;
+  const clock = o.clock ?? wallClock;
+  const sleep = (ms: number, signal: AbortSignal) => abortableSleep(clock, ms, signal);
   const scale = o.timeScale ?? 1;
   const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
   const random = o.random ?? Math.random;
   const prefix = o.programIdPrefix ?? "";
-  const t0 = now();
-  const elapsed = () => now() - t0;
+  const t0 = clock.now();
+  const elapsed = () => clock.now() - t0;
   const stopper = new AbortController();
   // Every in-flight request and sleep listens on this one signal.
   setMaxListeners(0, stopper.signal);
@@ -220,12 +224,18 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       if (!signal.aborted) stop();
     });
   }
+  // Wall-clock timers do not keep the process alive, nor do idle keep-alive sockets: while
+  // every program waits out its tool time nothing else might, so the run holds the process
+  // open itself until it ends.
+  const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS);
   const workers = Array.from({ length: o.concurrency }, (_, slot) => worker(slot));
-  const done = Promise.all(workers).then(() => {
-    records.endMs = stopAt ?? elapsed();
-    stopper.abort();
-    return records;
-  });
+  const done = Promise.all(workers)
+    .then(() => {
+      records.endMs = stopAt ?? elapsed();
+      stopper.abort();
+      return records;
+    })
+    .finally(() => clearInterval(keepAlive));
   return {
     done,
     stop,

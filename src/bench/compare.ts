@@ -1,7 +1,7 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { discoverModel } from "./discover-model.ts";
-import { type MaitredProcess, startMaitredProcess } from "./maitred-process.ts";
+import { startMaitredProcess } from "./maitred-process.ts";
 import type { RunReport } from "./report.ts";
 import { type BenchSettings, runBenchAt } from "./run-bench.ts";
 
@@ -11,13 +11,15 @@ import { type BenchSettings, runBenchAt } from "./run-bench.ts";
  * backends, so no run inherits another's warm cache; routers and backends run as their own
  * processes (`maitred serve`, `maitred sim-backend`), as users run them and as any extra
  * `--url` runs, so no system under test shares the driver's CPU time; `direct` sends
- * straight to a single backend (vLLM alone).
+ * straight to a single backend (vLLM alone). How routers and backends are started is
+ * injected, so tests can run them in the driver's process, on the driver's clock.
  */
 
 export const COMPARE_MODES = ["default", "tr", "direct"] as const;
 export type CompareMode = (typeof COMPARE_MODES)[number];
 
-export interface RunningRouter {
+/** A router or backend started for a run: where it listens, and how to stop it. */
+export interface RunningServer {
   url: string;
   close(): Promise<void>;
 }
@@ -27,7 +29,26 @@ export type RouterStarter = (
   mode: "default" | "tr",
   backends: string[],
   timeScale: number,
-) => Promise<RunningRouter>;
+) => Promise<RunningServer>;
+
+/**
+ * The settings of one simulated backend of a run, as `maitred sim-backend` takes them (camel
+ * case here, kebab-case flags on its command line).
+ */
+export interface SimBackendSettings {
+  host: string;
+  port: number;
+  timeScale: number;
+  profile: string;
+  blockSize: number;
+  enablePromptTokensDetails: boolean;
+  seed: number;
+  numGpuBlocks?: number;
+  maxModelLen?: number;
+}
+
+/** Starts one simulated backend (injected like the router; default: its own process). */
+export type BackendStarter = (settings: SimBackendSettings) => Promise<RunningServer>;
 
 export interface CompareOptions extends BenchSettings {
   numBackends: number;
@@ -40,6 +61,8 @@ export interface CompareOptions extends BenchSettings {
   model?: string;
   progress: boolean;
   startRouter: RouterStarter;
+  /** Default: `maitred sim-backend` as its own process (startBackendProcess). */
+  startBackend?: BackendStarter;
   /** Called after each run (print as you go). */
   onRun?: (report: RunReport) => void;
 }
@@ -47,42 +70,53 @@ export interface CompareOptions extends BenchSettings {
 /** Block size of the simulated backends (vLLM's default). */
 const BLOCK_SIZE = 16;
 
-function simArgs(o: CompareOptions, index: number): string[] {
+/** The settings of the `index`-th simulated backend of each mode. */
+export function simBackendSettings(o: CompareOptions, index: number): SimBackendSettings {
   const profile = o.profile ?? DEFAULT_PROFILE;
   const maxLen = TIMING_PROFILES[profile]?.maxModelLen;
   // A small --num-gpu-blocks (to force thrashing) must still hold one full context.
   const capacity = o.numGpuBlocks === undefined ? undefined : (o.numGpuBlocks - 1) * BLOCK_SIZE;
-  const args = [
-    "sim-backend",
-    "--host",
-    "127.0.0.1",
-    "--port",
-    "0",
-    "--time-scale",
-    String(o.timeScale),
-    "--profile",
+  return {
+    host: "127.0.0.1",
+    port: 0,
+    timeScale: o.timeScale,
     profile,
-    "--block-size",
-    String(BLOCK_SIZE),
-    "--enable-prompt-tokens-details",
-    "--seed",
-    String(index),
-    "--log-level",
-    "info", // the listening line; the driver drains the rest
-  ];
-  if (o.numGpuBlocks !== undefined) args.push("--num-gpu-blocks", String(o.numGpuBlocks));
-  if (capacity !== undefined && maxLen !== undefined && capacity < maxLen) {
-    args.push("--max-model-len", String(capacity));
+    blockSize: BLOCK_SIZE,
+    enablePromptTokensDetails: true,
+    seed: index,
+    ...(o.numGpuBlocks === undefined ? {} : { numGpuBlocks: o.numGpuBlocks }),
+    ...(capacity !== undefined && maxLen !== undefined && capacity < maxLen
+      ? { maxModelLen: capacity }
+      : {}),
+  };
+}
+
+const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** `maitred sim-backend` flags for `settings`: a value flag each, a bare flag for true. */
+export function simBackendArgs(settings: SimBackendSettings): string[] {
+  const args: string[] = [];
+  for (const [key, value] of Object.entries(settings)) {
+    if (value === false || value === undefined) continue;
+    args.push(`--${kebab(key)}`);
+    if (value !== true) args.push(String(value));
   }
   return args;
 }
 
-async function startBackends(o: CompareOptions): Promise<MaitredProcess[]> {
-  const started: MaitredProcess[] = [];
+/** `maitred sim-backend` as its own process, as users run it. */
+export const startBackendProcess: BackendStarter = (settings) =>
+  startMaitredProcess(
+    // The listening line is logged at info; the driver reads it, then drains the rest.
+    ["sim-backend", ...simBackendArgs(settings), "--log-level", "info"],
+    "sim-backend listening",
+  );
+
+async function startBackends(o: CompareOptions): Promise<RunningServer[]> {
+  const start = o.startBackend ?? startBackendProcess;
+  const started: RunningServer[] = [];
   try {
-    for (let i = 0; i < o.numBackends; i++) {
-      started.push(await startMaitredProcess(simArgs(o, i), "sim-backend listening"));
-    }
+    for (let i = 0; i < o.numBackends; i++) started.push(await start(simBackendSettings(o, i)));
   } catch (err) {
     await Promise.all(started.map((b) => b.close()));
     throw err;

@@ -1,5 +1,11 @@
 import type { PriorityClass } from "../core/priority/priority-classes.ts";
-import { buildClassReports, type ClassReport, ttftValues } from "./class-report.ts";
+import {
+  buildClassReports,
+  type ClassReport,
+  inWindow,
+  ttftValues,
+  type Window,
+} from "./class-report.ts";
 import { type Summary, summarize } from "./percentile.ts";
 import type { RunMeta, RunRecords } from "./records.ts";
 
@@ -11,14 +17,13 @@ import type { RunMeta, RunRecords } from "./records.ts";
 
 const MS_PER_MIN = 60_000;
 
-export interface SteadyWindow {
-  startMs: number;
-  endMs: number;
-}
+export type SteadyWindow = Window;
 
 /**
  * The window is [warmup, warmup + duration) clipped to the run's end; without a duration it
- * runs to the end. A run shorter than its warm-up has an empty window.
+ * runs to the end. A window that the run's end cuts short includes that end: the run's last
+ * step ended no later, and on a virtual clock at that very instant. A run shorter than its
+ * warm-up has an empty window.
  */
 export function steadyWindow(
   meta: Pick<RunMeta, "warmupMs" | "durationMs">,
@@ -26,10 +31,10 @@ export function steadyWindow(
 ): SteadyWindow {
   const startMs = Math.min(meta.warmupMs, runEndMs);
   const planned = meta.durationMs === undefined ? runEndMs : meta.warmupMs + meta.durationMs;
-  return { startMs, endMs: Math.max(startMs, Math.min(planned, runEndMs)) };
+  const endMs = Math.max(startMs, Math.min(planned, runEndMs));
+  const closed = endMs > startMs && (meta.durationMs === undefined || planned > runEndMs);
+  return { startMs, endMs, closed };
 }
-
-const inWindow = (t: number, w: SteadyWindow) => t >= w.startMs && t < w.endMs;
 
 /** Steps per minute of window; 0 for an empty window. */
 export function stepsPerMinute(stepEnds: readonly number[], w: SteadyWindow): number {

@@ -1,3 +1,4 @@
+import type { Clock } from "../runtime/clock.ts";
 import { limitContext, loadWorkload } from "../workload/load-workload.ts";
 import type { Workload, WorkloadSpec } from "../workload/types.ts";
 import { startClosedLoop } from "./closed-loop.ts";
@@ -27,6 +28,8 @@ export interface BenchRunOptions {
   programIdPrefix?: string;
   /** Share of programs whose requests stream (closed-loop.ts); default 1. */
   streamShare?: number;
+  /** The driver's time (default: the wall clock). */
+  clock?: Clock;
 }
 
 export interface BenchRunResult {
@@ -48,6 +51,7 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
       maxPrograms: o.maxPrograms,
       programIdPrefix: o.programIdPrefix,
       streamShare: o.streamShare,
+      clock: o.clock,
     });
     const bar = o.progress
       ? startProgressBar(loop.progress, {
@@ -98,6 +102,8 @@ export interface BenchSettings {
   progress?: boolean;
   /** Share of programs whose requests stream; the rest send plain JSON requests. */
   streamShare?: number;
+  /** The driver's time (default: the wall clock; tests run it on a virtual one). */
+  clock?: Clock;
 }
 
 /**
@@ -128,5 +134,6 @@ export async function runBenchAt(
     progress: s.progress,
     programIdPrefix: target.programIdPrefix,
     streamShare: s.streamShare,
+    clock: s.clock,
   });
 }

@@ -1,6 +1,10 @@
 import { resolveRouterConfig } from "../config/load-config.ts";
 import type { RouterConfig } from "../config/router-config.ts";
-import type { RouterStarter } from "./compare.ts";
+import type { Clock } from "../runtime/clock.ts";
+import { startRouter } from "../runtime/service.ts";
+import { startSimBackend } from "../sim-server/start-sim-backend.ts";
+import { type Logger, silentLogger } from "../util/logger.ts";
+import type { BackendStarter, RouterStarter } from "./compare.ts";
 import { startMaitredProcess } from "./maitred-process.ts";
 
 /**
@@ -34,13 +38,7 @@ const SCALED_TIMES = [
  * and the tool times: the scaled values are handed over as flags.
  */
 export const startRouterProcess: RouterStarter = async (mode, backends, timeScale) => {
-  const c = scaleRouterTimes(
-    resolveRouterConfig({
-      flags: { router: mode, backends: backends.join(","), port: "0" },
-      env: process.env,
-    }),
-    timeScale,
-  );
+  const c = compareRouterConfig(mode, backends, timeScale);
   return startMaitredProcess(
     [
       "serve",
@@ -60,3 +58,34 @@ export const startRouterProcess: RouterStarter = async (mode, backends, timeScal
     "maitred listening",
   );
 };
+
+/** The router `bench compare` runs in `mode`: defaults and MAITRED_* twins, times scaled. */
+function compareRouterConfig(
+  mode: "default" | "tr",
+  backends: string[],
+  timeScale: number,
+): RouterConfig {
+  return scaleRouterTimes(
+    resolveRouterConfig({
+      flags: { router: mode, backends: backends.join(","), host: "127.0.0.1", port: "0" },
+      env: process.env,
+    }),
+    timeScale,
+  );
+}
+
+/**
+ * The same router and simulated backends as `bench compare` starts, but in the driver's own
+ * process and on its clock (`runCompare`'s `clock`): one clock for the driver, the routers
+ * and the engines, so a test can run a whole comparison on a virtual clock.
+ */
+export function inProcessStarters(
+  clock: Clock,
+  logger: Logger = silentLogger,
+): { startRouter: RouterStarter; startBackend: BackendStarter } {
+  return {
+    startRouter: (mode, backends, timeScale) =>
+      startRouter(compareRouterConfig(mode, backends, timeScale), { clock, logger }),
+    startBackend: (settings) => startSimBackend({ ...settings, clock, logger }),
+  };
+}

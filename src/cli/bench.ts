@@ -26,6 +26,7 @@ import { renderSvgChart } from "../bench/svg-chart.ts";
 import { ConfigError } from "../errors.ts";
 import { DEFAULT_WORKLOAD, SHIPPED_TRACES } from "../workload/load-workload.ts";
 import { presetNames } from "../workload/presets.ts";
+import type { CliIo } from "./cli-io.ts";
 
 function addCommonOptions(cmd: Command): Command {
   const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
@@ -75,7 +76,7 @@ const collect = (v: string, acc: string[] = []) => [...acc, v];
  * Shared flags live on `bench` only and `compare` reads them with optsWithGlobals(): with the
  * same flag on both, commander would hand `bench compare --concurrency 8` to the parent.
  */
-export function registerBench(program: Command): void {
+export function registerBench(program: Command, io: CliIo): void {
   const bench = addCommonOptions(
     program
       .command("bench")
@@ -103,7 +104,7 @@ export function registerBench(program: Command): void {
       maxModelLen: served?.maxModelLen ?? null,
       programIdPrefix: `bench-${Date.now().toString(36)}-`,
     });
-    process.stdout.write(`${formatRunsTable([report])}\n`);
+    io.stdout(`${formatRunsTable([report])}\n`);
     await writeOutputs([report], o.json, o.svg);
   });
 
@@ -121,9 +122,9 @@ export function registerBench(program: Command): void {
       const runs = await runCompare({
         ...o,
         startRouter: startRouterProcess,
-        onRun: (r) => process.stderr.write(`${r.router}: ${r.steps_per_min} steps/min\n`),
+        onRun: (r) => io.stderr(`${r.router}: ${r.steps_per_min} steps/min\n`),
       });
-      process.stdout.write(`${formatRunsTable(runs)}\n`);
+      io.stdout(`${formatRunsTable(runs)}\n`);
       await writeOutputs(runs, o.json, o.svg);
     });
 }

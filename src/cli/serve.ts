@@ -7,6 +7,8 @@ import type { Command } from "commander";
 import { envTwin, resolveRouterConfig } from "../config/load-config.ts";
 import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
 import { startRouter } from "../runtime/service.ts";
+import { createLogger } from "../util/logger.ts";
+import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";
 
 const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -18,7 +20,7 @@ function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
   return String(v);
 }
 
-export function registerServe(program: Command): void {
+export function registerServe(program: Command, io: CliIo): void {
   const cmd = program
     .command("serve")
     .description("Run the program-aware router in front of vLLM/SGLang backends")
@@ -34,12 +36,16 @@ export function registerServe(program: Command): void {
   cmd.action(async (opts: Record<string, unknown>) => {
     const flags: Record<string, unknown> = { config: opts.config };
     for (const f of FIELDS) flags[f.key] = opts[camel(f.key)];
-    const config = resolveRouterConfig({ flags, env: process.env });
-    const router = await startRouter(config);
-    process.stdout.write(await readyBanner(router.url));
+    const config = resolveRouterConfig({ flags, env: io.env });
+    const logger = createLogger({
+      level: config.logLevel,
+      write: (line) => io.stderr(`${line}\n`),
+    });
+    const router = await startRouter(config, { logger });
+    io.stdout(await readyBanner(router.url));
     await new Promise<void>((resolve) => {
       const stop = (signal: string) => {
-        process.stderr.write(`maitred: ${signal} received, draining\n`);
+        io.stderr(`maitred: ${signal} received, draining\n`);
         router.close().then(resolve, resolve);
       };
       process.once("SIGTERM", () => stop("SIGTERM"));

@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.ts";
 import { SIM_BACKEND_DEFAULTS } from "../sim-server/options.ts";
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../util/logger.ts";
+import type { CliIo } from "./cli-io.ts";
 
 interface SimBackendFlags {
   host: string;
@@ -29,10 +30,11 @@ interface SimBackendFlags {
   failureRate: string;
   failureCodes: string;
   streamErrorAfter?: string;
+  toolCallShare: string;
   logLevel: string;
 }
 
-export function registerSimBackend(program: Command): void {
+export function registerSimBackend(program: Command, io: CliIo): void {
   const d = SIM_BACKEND_DEFAULTS;
   const profiles = Object.keys(TIMING_PROFILES).join(", ");
   program
@@ -110,13 +112,22 @@ export function registerSimBackend(program: Command): void {
         "fail every request with a mid-stream error after n tokens (default: off; per request: header x-sim-stream-error-after)",
       ),
     )
+    .addOption(
+      new Option(
+        "--tool-call-share <p>",
+        "share (0..1) of requests with tools and tool_choice auto that answer with a tool call",
+      ).default(String(d.toolCallShare)),
+    )
     .addOption(new Option("--log-level <level>", "log level").choices(LOG_LEVELS).default("info"))
     .addHelpText(
       "after",
       "\nPer-request headers: x-sim-return-error: <status> fails the request with that status;\nx-sim-stream-error-after: <n> sends an error event after n tokens, then [DONE].",
     )
     .action(async (flags: SimBackendFlags) => {
-      const logger = createLogger({ level: flags.logLevel as LogLevel });
+      const logger = createLogger({
+        level: flags.logLevel as LogLevel,
+        write: (line) => io.stderr(`${line}\n`),
+      });
       const backend = await startSimBackend({
         host: flags.host,
         port: flags.port,
@@ -135,6 +146,7 @@ export function registerSimBackend(program: Command): void {
         failureRate: flags.failureRate,
         failureCodes: flags.failureCodes,
         streamErrorAfter: flags.streamErrorAfter,
+        toolCallShare: flags.toolCallShare,
         logger,
       }).catch((err: unknown) => {
         // A port in use is a configuration problem, not a crash.

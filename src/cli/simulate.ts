@@ -24,6 +24,7 @@ import { formatSimulateTable, simulateJson } from "../simulate/simulate-report.t
 import { simulateSweep } from "../simulate/simulate-sweep.ts";
 import { DEFAULT_WORKLOAD, loadWorkload, SHIPPED_TRACES } from "../workload/load-workload.ts";
 import { presetNames } from "../workload/presets.ts";
+import type { CliIo } from "./cli-io.ts";
 
 function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
   const v = DEFAULT_CONFIG[prop];
@@ -36,7 +37,7 @@ const SIMULATE_HELP: Partial<Record<string, string>> = {
   priority: "turn on priority classes with the built-in class defaults",
 };
 
-export function registerSimulate(program: Command): void {
+export function registerSimulate(program: Command, io: CliIo): void {
   const workloads = [...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ");
   const cmd = program
     .command("simulate")
@@ -94,12 +95,12 @@ export function registerSimulate(program: Command): void {
         onRunEnd: (r) => {
           const wallS = (performance.now() - started) / 1000;
           const simS = (o.warmupMs + o.durationMs) / 1000;
-          process.stderr.write(
+          io.stderr(
             `${r.router} C=${r.concurrency}: ${r.steps_per_min} steps/min (${wallS.toFixed(1)} s wall, ${(simS / wallS).toFixed(0)} sim-s per wall-s)\n`,
           );
         },
       });
-      process.stdout.write(`${formatSimulateTable(reports)}\n`);
+      io.stdout(`${formatSimulateTable(reports)}\n`);
       if (o.json) await writeFile(o.json, simulateJson(reports));
       if (o.svg) await writeFile(o.svg, renderSvgChart(reports));
     });

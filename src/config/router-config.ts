@@ -40,6 +40,7 @@ export interface RouterConfig {
   simBackends: number;
   router: RouterMode;
   backendType: "vllm" | "sglang";
+  upstreamStream: "always" | "as-client";
   profile: boolean;
   profileDir: string;
   metrics: boolean;
@@ -105,6 +106,7 @@ export const DEFAULT_CONFIG: RouterConfig = {
   simBackends: 0,
   router: "tr",
   backendType: "vllm",
+  upstreamStream: "always",
   profile: false,
   profileDir: join(tmpdir(), "maitred_profiles"),
   metrics: false,
@@ -168,6 +170,13 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<type>",
     help: "vllm or sglang (selects the metrics client)",
     parse: (r, s) => parseEnum(r, s, ["vllm", "sglang"] as const),
+  },
+  {
+    key: "upstream-stream",
+    prop: "upstreamStream",
+    arg: "<mode>",
+    help: "always (stream from the backend and rebuild plain answers, so the scheduler sees every request's tokens) or as-client (for a backend that cannot stream)",
+    parse: (r, s) => parseEnum(r, s, ["always", "as-client"] as const),
   },
   {
     key: "profile",

@@ -38,7 +38,7 @@ export {
   type AdmissionOutcome,
   type QueueWaitObservation,
 } from "./priority/priority-views.ts";
-
+export { progressDue } from "./progress-rule.ts";
 export type { BackendSpec, ProgramState, ProgramStatus } from "./records.ts";
 
 /**

@@ -10,7 +10,11 @@ import { createBlockPool } from "./block-pool.ts";
 import { createStatsRecorder } from "./engine-stats.ts";
 import { fingerprint } from "./hash.ts";
 import { createKvCacheManager } from "./kv-cache-manager.ts";
-import { DEFAULT_MEAN_OUTPUT_TOKENS, generatedTokenId } from "./output-sampler.ts";
+import {
+  DEFAULT_MEAN_OUTPUT_TOKENS,
+  generatedTokenId,
+  sampleFingerprint,
+} from "./output-sampler.ts";
 import { createRequestState, numTokens, type RequestState } from "./request-state.ts";
 import { createScheduler, type ScheduledBatch } from "./scheduler.ts";
 import { stepDuration } from "./timing.ts";
@@ -110,7 +114,10 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
     for (const r of batch.requests) {
       // Only a request that computed its last token samples; partial prefills emit nothing.
       if (r.numComputed !== numTokens(r)) continue;
-      const token = generatedTokenId(r.fingerprint, r.output.length);
+      const token =
+        r.forced !== null
+          ? r.forced[r.output.length]
+          : generatedTokenId(r.fingerprint, r.output.length);
       r.output.push(token);
       counters.generationTokens++;
       iterationTokens++;
@@ -166,9 +173,13 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
       if (!(request.maxTokens >= 1)) {
         throw Errors.badRequest("max_tokens must be at least 1.", "max_tokens");
       }
+      if (request.forcedOutput !== undefined && request.forcedOutput.length === 0) {
+        throw Errors.badRequest("A forced output must hold at least one token.");
+      }
+      const key = fingerprint(config.seed, request.promptTokens);
       const r = createRequestState(
         request,
-        fingerprint(config.seed, request.promptTokens),
+        sampleFingerprint(key, request.sampleIndex ?? 0),
         meanOutput,
       );
       byId.set(r.id, r);

@@ -20,6 +20,14 @@ export function naturalOutputLength(fingerprint: number, meanTokens: number): nu
   return Math.max(1, Math.ceil(-meanTokens * Math.log(unitInterval(fingerprint ^ 0x5f3759df))));
 }
 
+/**
+ * The fingerprint of sample `index` of a request with `n` samples. Sample 0 keeps the
+ * request's own, so choice 0 of an `n` = 3 request is the answer the request alone gets.
+ */
+export function sampleFingerprint(fingerprint: number, index: number): number {
+  return index === 0 ? fingerprint : combine32(fingerprint ^ 0x6a09e667, index);
+}
+
 /** The `index`-th generated token of a request; a word piece, so it decodes to text. */
 export function generatedTokenId(fingerprint: number, index: number): number {
   return drawWordPieceId(combine32(fingerprint, index));

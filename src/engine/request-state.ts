@@ -18,6 +18,8 @@ export interface RequestState {
   readonly stopLength: number;
   /** Seeds the generated token ids. */
   readonly fingerprint: number;
+  /** Output fixed in advance (EngineRequest.forcedOutput); null = sampled. */
+  readonly forced: readonly number[] | null;
   readonly arrivalTime: number;
   /** Tokens whose KV is in this request's blocks (prefix hits included). */
   numComputed: number;
@@ -42,17 +44,20 @@ export function createRequestState(
   fingerprint: number,
   meanOutputTokens: number,
 ): RequestState {
+  const forced = request.forcedOutput ?? null;
   const natural = request.ignoreEos
     ? Number.POSITIVE_INFINITY
     : naturalOutputLength(fingerprint, meanOutputTokens);
+  const stopLength = forced !== null ? forced.length : Math.max(natural, request.minTokens);
   return {
     id: request.id,
     prompt: request.promptTokens,
     output: [],
     maxTokens: request.maxTokens,
     minTokens: request.minTokens,
-    stopLength: Math.max(natural, request.minTokens),
+    stopLength,
     fingerprint,
+    forced,
     arrivalTime: request.arrivalTime,
     numComputed: 0,
     highWater: 0,

@@ -141,6 +141,15 @@ export function encode(text: string): number[] {
   return ids;
 }
 
+/** The text of each token `encode(text)` yields, in order: they join back to `text`. */
+export function tokenTexts(text: string): string[] {
+  const pieces: string[] = [];
+  scan(text, (start, end) => {
+    pieces.push(text.slice(start, end));
+  });
+  return pieces;
+}
+
 export function countTokens(text: string): number {
   let count = 0;
   scan(text, () => {

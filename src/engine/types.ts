@@ -43,6 +43,18 @@ export interface EngineRequest {
   ignoreEos: boolean;
   /** Engine-clock arrival time (s). */
   arrivalTime: number;
+  /**
+   * Which of a request's `n` samples this is (default 0). Sample 0 draws the same tokens and
+   * length as the prompt alone would; every other index draws its own.
+   */
+  sampleIndex?: number;
+  /**
+   * Output fixed in advance, as structured output (a tool call's arguments) fixes it: the
+   * request generates exactly these tokens and finishes with `stop` after the last, unless
+   * `maxTokens` or the context length cuts it first. Neither `minTokens` nor `ignoreEos`
+   * extends it, as a finished grammar admits nothing more. Must not be empty.
+   */
+  forcedOutput?: readonly number[];
 }
 
 export type FinishReason = "stop" | "length" | "abort";

@@ -2,8 +2,10 @@
  * Forward one granted request to its backend and relay the answer to the client, written
  * straight to Node's ServerResponse: status, headers and bytes pass through as the backend sent
  * them (hop-by-hop headers aside), streamed chunk by chunk with backpressure. SSE is watched on
- * the way for first token, progress and usage (sse-relay.ts); a non-streamed body is relayed
- * whole once complete, its usage read from it.
+ * the way for first token, progress and usage (sse-relay.ts). For a client that asked for a
+ * plain answer the backend's stream is rebuilt into that answer (rebuild-completion.ts), seen
+ * the same way on its way in; a plain body the backend sent anyway (an error, or a request
+ * that went as the client sent it) is relayed whole once complete, its usage read from it.
  *
  * The call can end four ways, each settling the returned promise once: the backend finished
  * (→ outcome), the backend failed, the client left (→ client_closed), or maitred cancelled it
@@ -11,7 +13,8 @@
  *
  * With priorities on, nothing is written (not even an SSE head) until the core commits the
  * request's first byte (`tryCommitFirstByte`): a request preempted before that is
- * answered by its cancel with a plain 503 envelope rather than a broken stream.
+ * answered by its cancel with a plain 503 envelope rather than a broken stream. A rebuilt
+ * answer commits at its first token: from then on the backend is spending its work on it.
  */
 import type {
   IncomingHttpHeaders,
@@ -21,22 +24,16 @@ import type {
 } from "node:http";
 import type { RequestOutcome, Usage } from "../core/events.ts";
 import { Errors, type MaitredError } from "../errors.ts";
+import type { RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardRequestHeaders, relayResponseHeaders } from "./headers.ts";
 import { ENDPOINT_PATHS, type PreparedRequest } from "./prepare-request.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
+import { type CompletionRebuilder, createCompletionRebuilder } from "./rebuild-completion.ts";
 import { createSseRelay, type SseRelay } from "./sse-relay.ts";
 import { callUpstream } from "./upstream-call.ts";
 import { classifyFailure, ForwardError } from "./upstream-failure.ts";
 import { usageFrom } from "./usage.ts";
-
-/** What the request's `finally` reports from, filled in as the response goes by. */
-export interface StepFacts {
-  id: string;
-  firstTokenAt: number | null;
-  lastTokenAt: number | null;
-  usage: Usage | null;
-}
 
 function maitredHeaders(headers: OutgoingHttpHeaders, req: PreparedRequest, grant: Grant): void {
   if (req.identity.programId !== null)
@@ -49,7 +46,7 @@ export function forwardToBackend(
   deps: ProxyDeps,
   req: PreparedRequest,
   grant: Grant,
-  step: StepFacts,
+  flow: RequestFlow,
   pending: PendingRequest,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
@@ -61,6 +58,7 @@ export function forwardToBackend(
     let responded = false;
     let ok = false;
     let relay: SseRelay | null = null;
+    let rebuilder: CompletionRebuilder | null = null;
     let parts: Buffer[] | null = null;
     let held: { status: number; headers: OutgoingHttpHeaders } | null = null;
     let abortReason: MaitredError | null = null;
@@ -81,7 +79,7 @@ export function forwardToBackend(
     const commitHead = (): boolean => {
       const h = held as { status: number; headers: OutgoingHttpHeaders };
       held = null;
-      if (gated && !deps.loop.tryCommitFirstByte(step.id)) {
+      if (gated && !flow.commit()) {
         refused = true;
         // The cancel effect normally aborted the call already; this covers any other refusal.
         abort(pending.cancelReason ?? Errors.preempted());
@@ -106,6 +104,36 @@ export function forwardToBackend(
       }
     };
 
+    /** Content seen (streamed or being rebuilt): the first token and progress for the core. */
+    const progress = (count: number, previous: number) =>
+      flow.tokens(deps.clock.now(), count, previous);
+    /** The backend's stream ended: answer with the rebuilt body (or what broke it). */
+    const endRebuilt = (r: CompletionRebuilder) => {
+      const built = r.finish();
+      flow.usage = r.usage;
+      if (refused) {
+        reject(new ForwardError(classifyFailure(null, abortReason, grant.backendId, true)));
+        return;
+      }
+      if (built === null) {
+        const error = Errors.backendIncomplete(grant.backendId);
+        reject(new ForwardError({ error, outcome: "upstream_error", kind: "stream" }));
+        return;
+      }
+      const h = held as { status: number; headers: OutgoingHttpHeaders };
+      held = null;
+      // A stream with no token (an error event, an empty answer) commits here, as a plain body.
+      if (r.contentEvents === 0 && gated && !flow.commit()) {
+        const reason = pending.cancelReason ?? Errors.preempted();
+        reject(new ForwardError(classifyFailure(null, reason, grant.backendId, true)));
+        return;
+      }
+      const body = Buffer.from(built.body);
+      h.headers["content-length"] = String(body.length);
+      outgoing.writeHead(built.status, h.headers);
+      outgoing.end(body);
+      resolve(built.status === 200 ? "ok" : "upstream_error");
+    };
     const call = callUpstream(
       upstream,
       {
@@ -118,14 +146,35 @@ export function forwardToBackend(
           responded = true;
           ok = status >= 200 && status < 300;
           const contentType = String(upstreamHeaders["content-type"] ?? "");
-          const sse = ok && req.stream && contentType.includes("text/event-stream");
+          const sse = ok && contentType.includes("text/event-stream");
+          const relayed = sse && req.stream;
           const headers = relayResponseHeaders(upstreamHeaders, sse);
           maitredHeaders(headers, req, grant);
           if (!ok) deps.metrics.upstreamError("status");
           // While draining, each response closes its connection so shutdown need not wait
           // for keep-alive timeouts (Node keeps connections alive after server.close()).
           if (deps.isDraining()) outgoing.shouldKeepAlive = false;
-          if (!sse) {
+          if (sse && req.rebuild !== null) {
+            headers["content-type"] = "application/json";
+            held = { status, headers };
+            rebuilder = createCompletionRebuilder(
+              { endpoint: req.endpoint, flavour: deps.responseFlavour, ...req.rebuild },
+              {
+                onContent(count, previous) {
+                  // The first token commits: a request the backend is generating for is
+                  // never preempted (refused = cancelled, nothing written).
+                  if (previous === 0 && gated && !flow.commit()) {
+                    refused = true;
+                    abort(pending.cancelReason ?? Errors.preempted());
+                    return;
+                  }
+                  progress(count, previous);
+                },
+              },
+            );
+            return;
+          }
+          if (!relayed) {
             // Written with the body in onEnd: a body that breaks half-way must still be able
             // to become a clean error envelope.
             parts = [];
@@ -138,28 +187,13 @@ export function forwardToBackend(
             outgoing.writeHead(status, headers);
             outgoing.flushHeaders();
           }
-          relay = createSseRelay(!req.clientWantsUsage, {
-            onContent(count, previous) {
-              const now = deps.clock.now();
-              step.lastTokenAt = now;
-              if (previous === 0) {
-                step.firstTokenAt = now;
-                deps.loop.send({ kind: "request_first_token", now, requestId: step.id });
-              }
-              // One call per upstream chunk, which may carry several events.
-              const every = deps.progressIntervalTokens;
-              if (Math.floor(count / every) > Math.floor(previous / every)) {
-                deps.loop.send({
-                  kind: "request_progress",
-                  now,
-                  requestId: step.id,
-                  completionTokens: count,
-                });
-              }
-            },
-          });
+          relay = createSseRelay(!req.clientWantsUsage, { onContent: progress });
         },
         onData(chunk: Buffer) {
+          if (rebuilder !== null) {
+            if (!refused) rebuilder.push(chunk);
+            return;
+          }
           if (parts !== null) {
             parts.push(chunk);
             return;
@@ -175,6 +209,10 @@ export function forwardToBackend(
         },
         onEnd() {
           cleanup();
+          if (rebuilder !== null && !refused) {
+            endRebuilt(rebuilder);
+            return;
+          }
           if (refused || (held !== null && !commitHead())) {
             // Cancelled before its first byte: nothing was written, the cancel answers it.
             reject(new ForwardError(classifyFailure(null, abortReason, grant.backendId, true)));
@@ -182,13 +220,13 @@ export function forwardToBackend(
           }
           if (parts !== null) {
             const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-            if (ok) step.usage = usageOfBody(body);
+            if (ok) flow.usage = usageOfBody(body);
             outgoing.end(body);
           } else {
             const rest = relay?.flush() ?? null;
             if (rest !== null) batch.push(rest);
             flushBatch();
-            step.usage = relay?.usage ?? null;
+            flow.usage = relay?.usage ?? null;
             outgoing.end();
           }
           resolve(ok ? "ok" : "upstream_error");
@@ -196,7 +234,7 @@ export function forwardToBackend(
         onError(err: Error) {
           cleanup();
           outgoing.off("drain", resume);
-          step.usage = relay?.usage ?? null;
+          flow.usage = relay?.usage ?? rebuilder?.usage ?? null;
           // Whatever undici threw because of our abort, the abort's reason is the real story.
           reject(new ForwardError(classifyFailure(err, abortReason, grant.backendId, responded)));
         },

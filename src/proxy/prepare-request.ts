@@ -2,8 +2,15 @@
  * Turns a client's completion request into what the core and the backend need: identity,
  * the message sizes the core estimates tokens from, the streaming flags, the priority class
  * (when priorities are on) and the body to forward. The body is re-serialised only when maitred
- * changed it (identity or class fields removed, `stream_options.include_usage` added);
- * otherwise the client's bytes go through untouched.
+ * changed it (identity or class fields removed, `stream_options.include_usage` added, a plain
+ * request turned into a streamed one); otherwise the client's bytes go through untouched.
+ *
+ * Upstream is a stream for every request it can be (`--upstream-stream always`, the default):
+ * the stream is how the scheduler sees a request's first token and progress, and the proxy
+ * rebuilds the plain JSON answer for a client that asked for none. A request the backend would
+ * treat differently when streamed goes as the client sent it: `stream_options` without
+ * `stream` (the backend's own 400 stays the answer), `prompt_logprobs` (vLLM refuses it in a
+ * stream), beam search and `best_of` > 1 (whole-sequence search has no stream).
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
@@ -11,8 +18,12 @@ import type { PriorityClass } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
 import type { ClassResolver } from "./request-class.ts";
+import { spliceTopLevel } from "./splice-body.ts";
 
 export type Endpoint = "chat" | "completions";
+
+/** `always`: stream from the backend and rebuild plain answers; `as-client`: never change it. */
+export type UpstreamStream = "always" | "as-client";
 
 export const ENDPOINT_PATHS: Record<Endpoint, string> = {
   chat: "/v1/chat/completions",
@@ -23,6 +34,11 @@ export interface PreparedRequest {
   endpoint: Endpoint;
   identity: ProgramIdentity;
   stream: boolean;
+  /**
+   * The client asked for a plain answer and the backend is asked for a stream, which the proxy
+   * rebuilds into that answer; null when the answer is relayed as the backend sends it.
+   */
+  rebuild: { toolCallContent: "" | null } | null;
   /** The client asked for the usage chunk; when false maitred drops the one it added. */
   clientWantsUsage: boolean;
   messageChars: number[];
@@ -95,41 +111,72 @@ function maxWaitOf(headers: IncomingHttpHeaders): number | undefined {
   return n;
 }
 
+/** Whether the backend answers this request the same when it is streamed (see the header). */
+function streamsTheSame(body: Json): boolean {
+  const absent = (v: unknown) => v === undefined || v === null;
+  return (
+    absent(body.stream_options) &&
+    absent(body.prompt_logprobs) &&
+    body.use_beam_search !== true &&
+    (absent(body.best_of) || body.best_of === 1)
+  );
+}
+
+/**
+ * vLLM's `message.content` beside tool calls in a plain answer: "" when the call was forced
+ * (`required` or a named function), null when the model chose it (`auto`).
+ */
+function toolCallContentOf(toolChoice: unknown): "" | null {
+  return toolChoice === "required" || (typeof toolChoice === "object" && toolChoice !== null)
+    ? ""
+    : null;
+}
+
 export function prepareRequest(
   endpoint: Endpoint,
   raw: Buffer,
   headers: IncomingHttpHeaders,
   identityOrder: readonly IdentitySource[],
   classes: ClassResolver | null = null,
+  upstreamStream: UpstreamStream = "always",
 ): PreparedRequest {
   const body = parseBody(raw);
+  const keysBefore = Object.keys(body);
   const maxWaitMs = maxWaitOf(headers);
   const identity = resolveProgramIdentity(body, headers, identityOrder);
   const cls = classes === null ? null : classes.resolve(body, headers);
   const stream = body.stream === true;
-  let modified = identity.stripped || cls?.stripped === true;
+  /** Top-level members maitred sets; removed ones are found by comparing the keys. */
+  const put: [string, unknown][] = [];
+  // Identity fields may have been taken out of `extra_body` in place.
+  if (identity.stripped && typeof body.extra_body === "object" && body.extra_body !== null)
+    put.push(["extra_body", body.extra_body]);
   let clientWantsUsage = false;
-  if (stream) {
+  let rebuild: PreparedRequest["rebuild"] = null;
+  if (!stream && upstreamStream === "always" && streamsTheSame(body)) {
+    put.push(["stream", true], ["stream_options", { include_usage: true }]);
+    rebuild = { toolCallContent: toolCallContentOf(body.tool_choice) };
+  } else if (stream) {
     const so = body.stream_options;
     if (so !== undefined && so !== null && (typeof so !== "object" || Array.isArray(so))) {
       throw Errors.badRequest("stream_options must be an object", "stream_options");
     }
     clientWantsUsage = (so as Json | undefined)?.include_usage === true;
-    if (!clientWantsUsage) {
-      // Usage is how the books learn real token counts (ThunderAgent adds it too).
-      body.stream_options = { ...((so as Json | null) ?? {}), include_usage: true };
-      modified = true;
-    }
+    // Usage is how the books learn real token counts (ThunderAgent adds it too).
+    if (!clientWantsUsage)
+      put.push(["stream_options", { ...((so as Json | null) ?? {}), include_usage: true }]);
   }
+  const dropped = new Set(keysBefore.filter((k) => !Object.hasOwn(body, k)));
   return {
     endpoint,
     identity,
     stream,
+    rebuild,
     clientWantsUsage,
     messageChars: messageCharsOf(endpoint, body),
     maxWaitMs,
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,
-    body: modified ? Buffer.from(JSON.stringify(body)) : raw,
+    body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
   };
 }

@@ -6,6 +6,8 @@ import type { Clock } from "../runtime/clock.ts";
 import type { InflightTracker } from "../runtime/inflight-tracker.ts";
 import type { RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
+import type { UpstreamStream } from "./prepare-request.ts";
+import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
 
 /** Everything the HTTP layer needs, built once by the composition root. */
@@ -24,6 +26,10 @@ export interface ProxyDeps {
    */
   priority: ClassResolver | null;
   maxBodySize: number;
+  /** Whether plain requests are streamed from the backend and rebuilt (prepare-request.ts). */
+  upstreamStream: UpstreamStream;
+  /** The backend type, whose layout a rebuilt plain answer follows. */
+  responseFlavour: ResponseFlavour;
   /** Streamed completion tokens between `request_progress` events. */
   progressIntervalTokens: number;
   newRequestId(): string;

@@ -13,8 +13,9 @@
  * request preempted before it is always answered with a clean 503 envelope.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { RequestOutcome, SchedulerEvent, Usage } from "../core/events.ts";
+import type { RequestOutcome, SchedulerEvent } from "../core/events.ts";
 import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
+import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardToBackend } from "./forward-to-backend.ts";
 import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-request.ts";
@@ -30,9 +31,8 @@ interface Step {
   arrivedAt: number;
   grant: Grant | null;
   dispatchedAt: number | null;
-  firstTokenAt: number | null;
-  lastTokenAt: number | null;
-  usage: Usage | null;
+  /** First token, progress and usage, told to the core as the answer goes by. */
+  flow: RequestFlow;
   outcome: RequestOutcome;
   failure: Failure | null;
 }
@@ -45,18 +45,24 @@ export async function relayCompletion(
 ): Promise<void> {
   if (deps.isDraining()) throw Errors.shuttingDown();
   const raw = await readBody(incoming, deps.maxBodySize);
-  const req = prepareRequest(endpoint, raw, incoming.headers, deps.identityOrder, deps.priority);
+  const req = prepareRequest(
+    endpoint,
+    raw,
+    incoming.headers,
+    deps.identityOrder,
+    deps.priority,
+    deps.upstreamStream,
+  );
   const { loop, clock } = deps;
   // Set before anything is written, so the relayed head and an error envelope both carry it.
   if (req.priorityClass !== null) outgoing.setHeader("x-maitred-class", req.priorityClass);
+  const id = deps.newRequestId();
   const step: Step = {
-    id: deps.newRequestId(),
+    id,
     arrivedAt: clock.now(),
     grant: null,
     dispatchedAt: null,
-    firstTokenAt: null,
-    lastTokenAt: null,
-    usage: null,
+    flow: createRequestFlow(loop, id, deps.progressIntervalTokens),
     outcome: "cancelled",
     failure: null,
   };
@@ -83,9 +89,17 @@ export async function relayCompletion(
     step.grant =
       pending.status === "dispatched"
         ? (pending.grant as Grant)
-        : await waitForGrant(deps, pending, outgoing, req.maxWaitMs, step.arrivedAt);
+        : await waitForGrant(pending, outgoing);
     step.dispatchedAt = clock.now();
-    step.outcome = await forwardToBackend(deps, req, step.grant, step, pending, incoming, outgoing);
+    step.outcome = await forwardToBackend(
+      deps,
+      req,
+      step.grant,
+      step.flow,
+      pending,
+      incoming,
+      outgoing,
+    );
   } catch (err) {
     step.failure =
       err instanceof ForwardError ? err.failure : classifyFailure(err, null, null, false);
@@ -94,10 +108,8 @@ export async function relayCompletion(
     endBrokenStream(outgoing, step.failure);
   } finally {
     const now = clock.now();
-    if (step.usage)
-      loop.send({ kind: "request_usage", now, requestId: step.id, usage: step.usage });
     loop.requests.close(step.id);
-    loop.send({ kind: "request_finished", now, requestId: step.id, outcome: step.outcome });
+    step.flow.finish(now, step.outcome);
     ended();
     report(deps, req, step, now);
   }
@@ -118,19 +130,20 @@ function report(deps: ProxyDeps, req: PreparedRequest, step: Step, now: number):
     });
   }
   deps.metrics.requestFinished(req.endpoint, step.outcome, (now - step.arrivedAt) / 1000);
-  if (step.firstTokenAt !== null)
-    deps.metrics.firstToken(req.endpoint, (step.firstTokenAt - step.arrivedAt) / 1000);
+  const { firstTokenAt, lastTokenAt, usage } = step.flow;
+  if (firstTokenAt !== null)
+    deps.metrics.firstToken(req.endpoint, (firstTokenAt - step.arrivedAt) / 1000);
   if (deps.profiler && req.identity.programId !== null && step.grant) {
     deps.profiler.record({
       programId: req.identity.programId,
       arrivedAt: step.arrivedAt,
       dispatchedAt: step.dispatchedAt,
-      firstTokenAt: step.firstTokenAt,
-      lastTokenAt: step.lastTokenAt,
+      firstTokenAt,
+      lastTokenAt,
       endedAt: now,
       pausedMs: step.grant.pausedMs,
       streamed: req.stream,
-      usage: step.usage,
+      usage,
       outcome: step.outcome,
     });
   }
@@ -138,42 +151,23 @@ function report(deps: ProxyDeps, req: PreparedRequest, step: Step, now: number):
 
 /**
  * The grant, or why there is none. Usually the core dispatched during `request_arrived` and
- * this returns at once; a parked request waits for `dispatch`/`reject`, the client leaving
- * (→ client_closed), or its own `x-maitred-max-wait-ms`.
+ * this returns at once; a parked request waits for `dispatch` or `reject` (its own
+ * `x-maitred-max-wait-ms` is one of the core's deadlines, like every other wait bound), or for
+ * the client leaving (→ client_closed).
  */
-function waitForGrant(
-  deps: ProxyDeps,
-  pending: PendingRequest,
-  outgoing: ServerResponse,
-  maxWaitMs: number | undefined,
-  arrivedAt: number,
-): Promise<Grant> {
+function waitForGrant(pending: PendingRequest, outgoing: ServerResponse): Promise<Grant> {
   if (pending.status !== "waiting") return pending.granted;
   if (outgoing.destroyed) return Promise.reject(Errors.clientClosed());
   return new Promise<Grant>((resolve, reject) => {
-    const cleanup = () => {
-      outgoing.off("close", onClose);
-      timer?.cancel();
-    };
-    const onClose = () => {
-      cleanup();
-      reject(Errors.clientClosed());
-    };
+    const onClose = () => reject(Errors.clientClosed());
     outgoing.on("close", onClose);
-    const timer =
-      maxWaitMs === undefined
-        ? null
-        : deps.clock.setTimeout(() => {
-            cleanup();
-            reject(Errors.pausedTooLong(deps.clock.now() - arrivedAt));
-          }, maxWaitMs);
     pending.granted.then(
       (g) => {
-        cleanup();
+        outgoing.off("close", onClose);
         resolve(g);
       },
       (e: MaitredError) => {
-        cleanup();
+        outgoing.off("close", onClose);
         reject(e);
       },
     );

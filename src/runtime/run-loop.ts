@@ -13,8 +13,13 @@ import type { Logger } from "../util/logger.ts";
 import { createRequestTable, type Grant, type RequestTable } from "./request-table.ts";
 
 export interface RunLoopHooks {
-  /** A request was handed to a backend (metrics: pause-duration histogram). */
+  /**
+   * A request was handed to a backend (metrics: pause-duration histogram; the simulator
+   * submits it to its engine here).
+   */
   onDispatch?(requestId: string, grant: Grant): void;
+  /** A waiting request was refused (the simulator answers its program here). */
+  onReject?(requestId: string, error: MaitredError): void;
   /** An event was handled (tests wait on this instead of sleeping). */
   onEvent?(event: SchedulerEvent): void;
 }
@@ -72,11 +77,14 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
         return;
       }
       case "reject":
-        requests.reject(a.id, a.error);
+        if (requests.reject(a.id, a.error)) hooks.onReject?.(a.id, a.error);
         return;
-      case "cancel":
-        requests.cancel(a.id, a.error);
+      case "cancel": {
+        // Cancelling a request that is still waiting refuses it.
+        const waiting = requests.get(a.id)?.status === "waiting";
+        if (requests.cancel(a.id, a.error) && waiting) hooks.onReject?.(a.id, a.error);
         return;
+      }
       default: {
         const never: never = a;
         throw new Error(`unknown action ${JSON.stringify(never)}`);

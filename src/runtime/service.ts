@@ -84,7 +84,7 @@ export async function startRouter(
   const clock = options.clock ?? wallClock;
   const sims =
     config.simBackends > 0
-      ? await startSimBackends(config.simBackends, config.backendType, config.sim, logger)
+      ? await startSimBackends(config.simBackends, config.backendType, config.sim, logger, clock)
       : null;
   const backends = sims ? sims.urls : config.backends;
 
@@ -189,6 +189,8 @@ export async function startRouter(
     identityOrder: config.identityOrder,
     priority: priorities ? createClassResolver(config.priority) : null,
     maxBodySize: config.maxBodySize,
+    upstreamStream: config.upstreamStream,
+    responseFlavour: config.backendType,
     progressIntervalTokens: config.progressIntervalTokens,
     newRequestId: () => `req-${(++requestSeq).toString(36)}`,
     // A parked request may bring a deadline (max pause, max wait) before the armed one.

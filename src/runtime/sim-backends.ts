@@ -1,9 +1,11 @@
 /**
  * `--backends sim:N`: N simulated backends in this process on free loopback ports, with the
- * YAML `sim:` block as their options (kebab-case keys as in `maitred sim-backend` flags).
+ * YAML `sim:` block as their options (kebab-case keys as in `maitred sim-backend` flags). They
+ * run on the router's clock, so a test's manual or virtual clock drives their engines too.
  */
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import type { Logger } from "../util/logger.ts";
+import type { Clock } from "./clock.ts";
 
 export interface StartedSims {
   urls: string[];
@@ -17,6 +19,7 @@ export async function startSimBackends(
   personality: "vllm" | "sglang",
   simOptions: Record<string, unknown>,
   logger: Logger,
+  clock: Clock,
 ): Promise<StartedSims> {
   const options: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(simOptions)) options[camel(k)] = v;
@@ -32,6 +35,7 @@ export async function startSimBackends(
           host: "127.0.0.1",
           port: 0,
           logger: logger.child({ sim: i }),
+          clock,
         }),
       );
     }

@@ -13,7 +13,7 @@
  */
 
 import type { Engine, EngineRequest, RequestOutput, StepResult } from "../engine/types.ts";
-import type { DriverClock } from "./clock.ts";
+import type { Clock, TimerHandle } from "../runtime/clock.ts";
 
 export interface RequestListener {
   /** One engine output for this request, visible at engine time `time` (s). */
@@ -42,7 +42,7 @@ export interface EngineDriver {
 
 export interface EngineDriverOptions {
   engine: Engine;
-  clock: DriverClock;
+  clock: Clock;
   /** S: engine time runs S times faster than real time. */
   timeScale: number;
 }
@@ -58,7 +58,7 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
   let floor = 0;
   let inFlight = false;
   let wakeScheduled = false;
-  let cancelTimer: (() => void) | null = null;
+  let timer: TimerHandle | null = null;
   let closed = false;
 
   const now = () => Math.max(floor, ((clock.now() - startMs) * timeScale) / MS_PER_S);
@@ -73,7 +73,7 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
 
   const runStep = () => {
     wakeScheduled = false;
-    cancelTimer = null;
+    timer = null;
     if (closed || inFlight) return;
     const start = now();
     const result = engine.hasWork() ? engine.step(start) : null;
@@ -84,11 +84,11 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
     inFlight = true;
     const endTime = result.startTime + result.duration;
     const dueMs = startMs + (endTime * MS_PER_S) / timeScale;
-    cancelTimer = clock.setTimer(dueMs - clock.now(), () => deliver(result, endTime));
+    timer = clock.setTimeout(() => deliver(result, endTime), dueMs - clock.now());
   };
 
   const deliver = (result: StepResult, endTime: number) => {
-    cancelTimer = null;
+    timer = null;
     inFlight = false;
     floor = Math.max(floor, endTime);
     for (const output of result.outputs) {
@@ -107,7 +107,7 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
     if (closed || inFlight || wakeScheduled) return;
     wakeScheduled = true;
     // Deferred one turn so requests arriving together share the next step.
-    cancelTimer = clock.setTimer(0, runStep);
+    timer = clock.setTimeout(runStep, 0);
   };
 
   return {
@@ -132,8 +132,8 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
     },
     close() {
       closed = true;
-      cancelTimer?.();
-      cancelTimer = null;
+      timer?.cancel();
+      timer = null;
       listeners.clear();
     },
   };

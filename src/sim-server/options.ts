@@ -48,6 +48,11 @@ export interface SimBackendOptions {
   failureCodes: number[];
   /** Fail every stream after this many tokens (null = off); header twin x-sim-stream-error-after. */
   streamErrorAfter: number | null;
+  /**
+   * Share (0..1) of choices that answer a `tool_choice: "auto"` request with a tool call
+   * instead of text, drawn per choice from the request's fingerprint; 0 = never.
+   */
+  toolCallShare: number;
 }
 
 /**
@@ -70,6 +75,7 @@ export const SIM_BACKEND_DEFAULTS = {
   failureRate: 0,
   failureCodes: [500],
   streamErrorAfter: null,
+  toolCallShare: 0.5,
 } as const satisfies Partial<SimBackendOptions>;
 
 /** vLLM accepts these block sizes on CUDA. */
@@ -139,6 +145,11 @@ export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendO
       (v) => (v === null ? null : parseInteger(v, src("stream-error-after"), 0, MAX_INT)),
       d.streamErrorAfter,
     ),
+    toolCallShare: pick(
+      "toolCallShare",
+      (v) => parseNumber(v, src("tool-call-share")),
+      d.toolCallShare,
+    ),
   };
 
   // The profile's capacity is tokens; another block size keeps the same token capacity.
@@ -156,6 +167,9 @@ export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendO
   if (!(o.timeScale > 0)) throw new ConfigError("time-scale", `must be > 0, got ${o.timeScale}`);
   if (o.failureRate < 0 || o.failureRate > 1) {
     throw new ConfigError("failure-rate", `must be between 0 and 1, got ${o.failureRate}`);
+  }
+  if (o.toolCallShare < 0 || o.toolCallShare > 1) {
+    throw new ConfigError("tool-call-share", `must be between 0 and 1, got ${o.toolCallShare}`);
   }
   // vLLM refuses to start when one max-model-len sequence cannot fit in the KV cache;
   // block 0 is the reserved null block.

@@ -1,25 +1,47 @@
 /**
- * Everything between an HTTP request and an engine request: injected failures, body checks,
- * model name, tokenisation, context-length checks (vLLM's messages) and the
- * response id (`X-Request-Id` → `chatcmpl-<id>`).
+ * Everything between an HTTP request and its engine requests: injected failures, body checks,
+ * model name, tokenisation, context-length checks (vLLM's messages), the response id
+ * (`X-Request-Id` → `chatcmpl-<id>`) and one plan per choice.
+ *
+ * A request with `n` choices becomes `n` engine requests on the same prompt, as vLLM fans it
+ * out (the prefix cache makes the copies cheap once the first has computed the prompt). Each
+ * choice has its own key, the engine's fingerprint of its sample: it seeds the choice's
+ * tokens, its tool call and its logprobs, and choice 0's key is the key of the request alone.
  */
 
 import { chatPromptTokens } from "../engine/chat-template.ts";
+import { fingerprint } from "../engine/hash.ts";
+import { sampleFingerprint } from "../engine/output-sampler.ts";
 import { encode, SPECIAL_TOKENS, VOCAB_SIZE } from "../engine/tokenizer.ts";
 import { Errors } from "../errors.ts";
 import type { FailureInjector } from "./failure-injection.ts";
 import type { Endpoint, ResponseMeta } from "./openai-shapes.ts";
 import type { SimBackendOptions } from "./options.ts";
-import { parseChatBody, parseCompletionBody, parseJsonObject } from "./request-parse.ts";
+import {
+  type ChatBody,
+  type CompletionBody,
+  parseChatBody,
+  parseCompletionBody,
+  parseJsonObject,
+} from "./request-parse.ts";
+import { planToolCall, type ToolCallPlan } from "./tool-calls.ts";
 
 /** vLLM's default `max_tokens` for `/v1/completions`. */
 const COMPLETIONS_DEFAULT_MAX_TOKENS = 16;
 /** Ids the tokenizer can produce: the vocabulary plus the special tokens after it. */
 const ID_LIMIT = VOCAB_SIZE + SPECIAL_TOKENS.length;
 
+export interface ChoicePlan {
+  index: number;
+  engineId: string;
+  /** Seeds the choice's tokens (the engine's sample fingerprint), tool call and logprobs. */
+  key: number;
+  /** The call this choice answers with; null = text. */
+  toolCall: ToolCallPlan | null;
+}
+
 export interface GenerationSpec {
   meta: ResponseMeta;
-  engineId: string;
   /** Echoed as the `x-request-id` response header. */
   requestId: string;
   promptTokens: number[];
@@ -30,6 +52,10 @@ export interface GenerationSpec {
   includeUsage: boolean;
   continuousUsageStats: boolean;
   streamErrorAfter: number | null;
+  /** One per choice, in index order. */
+  choices: ChoicePlan[];
+  /** Top logprobs per token; null = no logprobs. */
+  logprobs: number | null;
 }
 
 export interface PrepareDeps {
@@ -55,19 +81,7 @@ export async function prepareGeneration(
   const body = endpoint === "chat" ? parseChatBody(json) : parseCompletionBody(json);
   if (body.model !== null && body.model !== options.model) throw Errors.modelNotFound(body.model);
 
-  let promptTokens: number[];
-  if (body.kind === "chat") {
-    promptTokens = chatPromptTokens(body.messages, {
-      addGenerationPrompt: body.addGenerationPrompt,
-    });
-  } else if (typeof body.prompt === "string") {
-    promptTokens = encode(body.prompt);
-  } else {
-    const bad = body.prompt.find((id) => id >= ID_LIMIT);
-    if (bad !== undefined)
-      throw Errors.badRequest(`Token id ${bad} is out of vocabulary`, "prompt");
-    promptTokens = body.prompt;
-  }
+  const promptTokens = promptTokensOf(body);
   const p = promptTokens.length;
   if (p === 0) throw Errors.badRequest("The decoder prompt cannot be empty", "prompt");
   const maxLen = options.maxModelLen;
@@ -86,9 +100,19 @@ export async function prepareGeneration(
 
   const requestId = req.headers.get("x-request-id") || deps.newRequestId();
   const id = `${endpoint === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`;
+  const requestKey = fingerprint(options.seed, promptTokens);
+  const choices = Array.from({ length: body.n }, (_, index): ChoicePlan => {
+    const key = sampleFingerprint(requestKey, index);
+    const tools = body.kind === "chat" ? body.tools : null;
+    return {
+      index,
+      engineId: `${id}@${deps.nextSeq()}`,
+      key,
+      toolCall: tools === null ? null : planToolCall(tools, key, options.toolCallShare),
+    };
+  });
   return {
     meta: { endpoint, id, created: Math.floor(deps.wallNow() / 1000), model: options.model },
-    engineId: `${id}@${deps.nextSeq()}`,
     requestId,
     promptTokens,
     maxTokens,
@@ -98,5 +122,17 @@ export async function prepareGeneration(
     includeUsage: body.includeUsage,
     continuousUsageStats: body.continuousUsageStats,
     streamErrorAfter: plan.streamErrorAfter,
+    choices,
+    logprobs: body.logprobs,
   };
+}
+
+function promptTokensOf(body: ChatBody | CompletionBody): number[] {
+  if (body.kind === "chat") {
+    return chatPromptTokens(body.messages, { addGenerationPrompt: body.addGenerationPrompt });
+  }
+  if (typeof body.prompt === "string") return encode(body.prompt);
+  const bad = body.prompt.find((id) => id >= ID_LIMIT);
+  if (bad !== undefined) throw Errors.badRequest(`Token id ${bad} is out of vocabulary`, "prompt");
+  return body.prompt;
 }

@@ -6,6 +6,15 @@
 
 import type { ChatMessage } from "../engine/chat-template.ts";
 import { Errors } from "../errors.ts";
+import { parseTools, type ToolsRequest } from "./tool-parse.ts";
+
+/**
+ * vLLM sets no ceiling on `n`; the simulated backend does, so one request cannot queue
+ * thousands of engine requests.
+ */
+export const MAX_N = 128;
+/** vLLM's `--max-logprobs` default: the most top logprobs a request may ask for. */
+export const MAX_LOGPROBS = 20;
 
 export interface GenerationParams {
   model: string | null;
@@ -16,12 +25,18 @@ export interface GenerationParams {
   maxTokens: number | null;
   minTokens: number;
   ignoreEos: boolean;
+  /** Choices to sample (`n`). */
+  n: number;
+  /** Top logprobs per token (chat `top_logprobs`, completions `logprobs`); null = none. */
+  logprobs: number | null;
 }
 
 export interface ChatBody extends GenerationParams {
   kind: "chat";
   messages: ChatMessage[];
   addGenerationPrompt: boolean;
+  /** The tool calls the request allows; null = text only. */
+  tools: ToolsRequest | null;
 }
 
 export interface CompletionBody extends GenerationParams {
@@ -70,6 +85,7 @@ const CHAT_FIELD_TYPES: Record<string, [Check, string]> = {
   logprobs: [isBool, "a boolean"],
   top_logprobs: [isInt, "an integer"],
   add_generation_prompt: [isBool, "a boolean"],
+  parallel_tool_calls: [isBool, "a boolean"],
 };
 
 const COMPLETION_FIELD_TYPES: Record<string, [Check, string]> = {
@@ -100,31 +116,88 @@ function checkTypes(body: Obj, types: Record<string, [Check, string]>): void {
   }
 }
 
-function generationParams(body: Obj, maxTokensField: unknown): GenerationParams {
-  const stream = body.stream === true;
+/**
+ * `stream_options` as vLLM reads it: `include_usage` defaults to true once the object is sent
+ * (an explicit null turns it off), and `continuous_usage_stats` counts only with it.
+ */
+function streamOptions(body: Obj, stream: boolean) {
   const so = body.stream_options;
-  if (so !== undefined && so !== null) {
-    if (!isObj(so))
-      throw Errors.badRequest("Field `stream_options` must be an object.", "stream_options");
-    // Verbatim vLLM validator message.
-    if (!stream) {
+  if (so === undefined || so === null) return { includeUsage: false, continuousUsageStats: false };
+  if (!isObj(so))
+    throw Errors.badRequest("Field `stream_options` must be an object.", "stream_options");
+  // Verbatim vLLM validator message.
+  if (!stream) {
+    throw Errors.badRequest(
+      "Stream options can only be defined when `stream=True`.",
+      "stream_options",
+    );
+  }
+  for (const key of ["include_usage", "continuous_usage_stats"]) {
+    if (so[key] !== undefined && so[key] !== null && !isBool(so[key])) {
       throw Errors.badRequest(
-        "Stream options can only be defined when `stream=True`.",
+        `Field \`stream_options.${key}\` must be a boolean.`,
         "stream_options",
       );
     }
-    for (const key of ["include_usage", "continuous_usage_stats"]) {
-      if (so[key] !== undefined && so[key] !== null && !isBool(so[key])) {
-        throw Errors.badRequest(
-          `Field \`stream_options.${key}\` must be a boolean.`,
-          "stream_options",
-        );
-      }
-    }
   }
+  const includeUsage = so.include_usage === undefined || so.include_usage === true;
+  return { includeUsage, continuousUsageStats: includeUsage && so.continuous_usage_stats === true };
+}
+
+function checkN(body: Obj): number {
   const n = (body.n as number | null | undefined) ?? 1;
   if (n < 1) throw Errors.badRequest(`n must be at least 1, got ${n}.`, "n");
-  if (n > 1) throw Errors.badRequest("The simulated backend supports only n=1.", "n");
+  if (n > MAX_N) {
+    throw Errors.badRequest(`n must be at most ${MAX_N} on the simulated backend, got ${n}.`, "n");
+  }
+  return n;
+}
+
+/** The engine-side ceiling vLLM applies to chat `top_logprobs` and completions `logprobs`. */
+function checkLogprobsCeiling(top: number, field: string): number {
+  if (top > MAX_LOGPROBS) {
+    throw Errors.badRequest(
+      `Requested sample logprobs of ${top}, which is greater than max allowed: ${MAX_LOGPROBS}`,
+      field,
+    );
+  }
+  return top;
+}
+
+/** Chat: `logprobs: true` turns them on, `top_logprobs` (default 0) says how many alternatives. */
+function chatLogprobs(body: Obj): number | null {
+  const top = body.top_logprobs as number | null | undefined;
+  if (top !== undefined && top !== null) {
+    if (top < 0)
+      throw Errors.badRequest("`top_logprobs` must be a positive value.", "top_logprobs");
+    if (top > 0 && body.logprobs !== true) {
+      throw Errors.badRequest(
+        "when using `top_logprobs`, `logprobs` must be set to true.",
+        "top_logprobs",
+      );
+    }
+  }
+  // vLLM reports none when `top_logprobs` is an explicit null, even with `logprobs: true`.
+  if (body.logprobs !== true || top === null) return null;
+  return checkLogprobsCeiling(top ?? 0, "top_logprobs");
+}
+
+/** Completions: `logprobs: <int>` turns them on and says how many alternatives. */
+function completionLogprobs(body: Obj): number | null {
+  const top = body.logprobs as number | null | undefined;
+  if (top === undefined || top === null) return null;
+  if (top < 0) throw Errors.badRequest("`logprobs` must be a positive value.", "logprobs");
+  return checkLogprobsCeiling(top, "logprobs");
+}
+
+function generationParams(
+  body: Obj,
+  maxTokensField: unknown,
+  logprobs: number | null,
+): GenerationParams {
+  const stream = body.stream === true;
+  const usage = streamOptions(body, stream);
+  const n = checkN(body);
   const maxTokens = (maxTokensField as number | null | undefined) ?? null;
   if (maxTokens !== null && maxTokens < 1) {
     throw Errors.badRequest(`max_tokens must be at least 1, got ${maxTokens}.`, "max_tokens");
@@ -145,11 +218,12 @@ function generationParams(body: Obj, maxTokensField: unknown): GenerationParams 
   return {
     model: (body.model as string | null | undefined) ?? null,
     stream,
-    includeUsage: isObj(so) && so.include_usage === true,
-    continuousUsageStats: isObj(so) && so.continuous_usage_stats === true,
+    ...usage,
     maxTokens,
     minTokens,
     ignoreEos: body.ignore_eos === true,
+    n,
+    logprobs,
   };
 }
 
@@ -190,7 +264,8 @@ export function parseChatBody(body: Obj): ChatBody {
     kind: "chat",
     messages,
     addGenerationPrompt: body.add_generation_prompt !== false,
-    ...generationParams(body, maxTokens),
+    tools: parseTools(body),
+    ...generationParams(body, maxTokens, chatLogprobs(body)),
   };
 }
 
@@ -217,6 +292,6 @@ export function parseCompletionBody(body: Obj): CompletionBody {
   return {
     kind: "completion",
     prompt: prompt as string | number[],
-    ...generationParams(body, body.max_tokens),
+    ...generationParams(body, body.max_tokens, completionLogprobs(body)),
   };
 }

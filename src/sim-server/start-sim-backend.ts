@@ -9,8 +9,8 @@ import type { Hono } from "hono";
 import { createEngine } from "../engine/engine.ts";
 import { engineConfigFromProfile } from "../engine/timing.ts";
 import type { Engine } from "../engine/types.ts";
+import { type Clock, wallClock } from "../runtime/clock.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
-import { type DriverClock, systemClock } from "./clock.ts";
 import { createEngineDriver, type EngineDriver } from "./engine-driver.ts";
 import {
   type RawSimBackendOptions,
@@ -21,7 +21,8 @@ import { buildSimApp } from "./sim-app.ts";
 
 export interface StartSimBackendOptions extends RawSimBackendOptions {
   logger?: Logger;
-  clock?: DriverClock;
+  /** The engine driver's time (default: the wall clock). */
+  clock?: Clock;
   /** Wall clock (ms) for `created` fields. */
   wallNow?: () => number;
   /** Unix seconds stamped on every `_created` metric (default: start time). */
@@ -56,7 +57,7 @@ export function simEngine(options: SimBackendOptions): Engine {
 }
 
 export async function startSimBackend(input: StartSimBackendOptions = {}): Promise<SimBackend> {
-  const { logger = silentLogger, clock = systemClock, wallNow, startedAt, ...raw } = input;
+  const { logger = silentLogger, clock = wallClock, wallNow, startedAt, ...raw } = input;
   const options = resolveSimBackendOptions(raw);
   const engine = simEngine(options);
   const driver = createEngineDriver({ engine, clock, timeScale: options.timeScale });

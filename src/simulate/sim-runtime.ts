@@ -1,12 +1,15 @@
 import type { BackendSpec, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { Effects } from "../core/effects.ts";
-import type { BackendMetricsSample, SchedulerEvent } from "../core/events.ts";
+import type { BackendMetricsSample } from "../core/events.ts";
 import { DEFAULT_PRIORITY_CLASS, type PriorityClass } from "../core/priority/priority-classes.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import type { SimulatedEngine } from "../engine/engine.ts";
 import type { RequestOutput } from "../engine/types.ts";
 import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
 import { Errors, MaitredError } from "../errors.ts";
+import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
+import { createRunLoop } from "../runtime/run-loop.ts";
+import type { Logger } from "../util/logger.ts";
 import { metricsSample } from "./engine-probe.ts";
 import type { RequestResult, SimRequest } from "./sim-request.ts";
 
@@ -19,14 +22,15 @@ import type { RequestResult, SimRequest } from "./sim-request.ts";
  *   core Effects → engines:  dispatch → submit the prompt to that backend's engine;
  *                            reject → the request's owner hears the error;
  *                            cancel → engine abort, then `request_finished(cancelled)`.
- *   engine outputs → core:   first token → `tryCommitFirstByte` then `request_first_token`; every N tokens →
- *                            `request_progress`; the last → `request_usage` (cached tokens
- *                            included) then `request_finished(ok)`.
+ *   engine outputs → core:   through the request flow the HTTP proxy uses too
+ *                            (src/runtime/request-flow.ts): the first-byte commit, first
+ *                            token, progress, then usage (cached tokens included) and
+ *                            `request_finished(ok)`.
  *   tick():                  every engine's stats() → one metrics sample each → `tick`.
  *
- * As in the HTTP run loop (src/runtime/run-loop.ts) there is one writer: effects are queued
- * while the core handles an event and applied after it returns; events they cause join a
- * queue, so the core is never re-entered.
+ * Events go through the HTTP runtime's own run loop (src/runtime/run-loop.ts): one writer,
+ * effects applied after the core returns, events they cause queued, so the core is never
+ * re-entered and both runtimes feed it the same way.
  */
 
 export type { RequestResult, SimRequest } from "./sim-request.ts";
@@ -81,31 +85,39 @@ interface Live {
   backend: number;
   pausedMs: number;
   output: number[];
-  firstTokenMs: number | undefined;
   submittedMs: number;
+  flow: RequestFlow;
 }
 
 const MS_PER_S = 1000;
 
 export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
   const { kernel, config } = options;
-  const progressEvery = Math.max(1, config.progressIntervalTokens);
   const live = new Map<string, Live>();
-  const events: SchedulerEvent[] = [];
-  const actions: Array<() => void> = [];
-  let draining = false;
   // The core gets whole milliseconds, as from a wall clock: a fractional virtual time can miss
   // a deadline the core computed as `parkedAt + maxPause` by one rounding step.
   const nowMs = () => Math.round(kernel.now * MS_PER_S);
 
-  const effects: Effects = {
-    dispatch: (id, backendId, pausedMs) => actions.push(() => dispatch(id, backendId, pausedMs)),
-    reject: (id, error) => actions.push(() => finish(id, { ok: false, error })),
-    cancel: (id, error) => actions.push(() => cancel(id, error)),
-    log: (level, msg, fields) => options.onLog?.(level, msg, fields),
-  };
   const specs: BackendSpec[] = options.engines.map((_, i) => ({ id: `sim-${i}`, type: "vllm" }));
-  const scheduler = createScheduler({ config, backends: specs, effects });
+  const loop = createRunLoop({
+    createScheduler: (effects) => createScheduler({ config, backends: specs, effects }),
+    logger: logTo(options.onLog),
+    hooks: {
+      onDispatch: (id, grant) => dispatch(id, grant.backendId, grant.pausedMs),
+      // As over HTTP, a refused request still ends with `request_finished`: a request the
+      // core cancelled while it waited is only forgotten then.
+      onReject: (id, error) => {
+        live.get(id)?.flow.finish(nowMs(), "cancelled");
+        finish(id, { ok: false, error });
+      },
+    },
+    // A core error is a bug the simulation must not hide: it ends the run.
+    onSchedulerError: (_event, err) => {
+      throw err;
+    },
+  });
+  const { scheduler } = loop;
+  const send = loop.send;
   const indexById = new Map(specs.map((s, i) => [s.id, i]));
   const backends: SimBackend[] = options.engines.map((engine, i) => ({
     id: specs[i].id,
@@ -113,27 +125,11 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     virtual: attachEngine(kernel, engine, { onOutput: (o) => onOutput(i, o) }),
   }));
 
-  function send(event: SchedulerEvent): void {
-    events.push(event);
-    if (draining) return;
-    draining = true;
-    try {
-      for (let i = 0; i < events.length; i++) {
-        scheduler.handle(events[i]);
-        for (let k = 0; k < actions.length; k++) actions[k]();
-        actions.length = 0;
-      }
-    } finally {
-      events.length = 0;
-      actions.length = 0;
-      draining = false;
-    }
-  }
-
   function finish(id: string, result: RequestResult): void {
     const l = live.get(id);
     if (l === undefined) return;
     live.delete(id);
+    loop.requests.close(id);
     l.request.onDone(result);
   }
 
@@ -143,6 +139,8 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     if (l === undefined || index === undefined) return;
     l.backend = index;
     l.pausedMs = pausedMs;
+    const pending = loop.requests.get(id);
+    if (pending !== undefined) pending.onCancel = (error) => cancel(id, error);
     try {
       backends[index].virtual.submit({
         id,
@@ -154,7 +152,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
       });
     } catch (err) {
       // The engine refuses what vLLM answers 400 (e.g. a prompt over max_model_len).
-      send({ kind: "request_finished", now: nowMs(), requestId: id, outcome: "upstream_error" });
+      l.flow.finish(nowMs(), "upstream_error");
       finish(id, { ok: false, error: asMaitredError(err) });
     }
   }
@@ -163,7 +161,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     const l = live.get(id);
     if (l === undefined) return;
     if (l.backend >= 0) backends[l.backend].virtual.abort(id);
-    send({ kind: "request_finished", now: nowMs(), requestId: id, outcome: "cancelled" });
+    l.flow.finish(nowMs(), "cancelled");
     finish(id, { ok: false, error });
   }
 
@@ -173,29 +171,21 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     if (l === undefined || l.backend !== backend) return;
     const now = nowMs();
     const n = o.completionTokens;
-    if (n === 1) {
-      // The first byte to the client: committed first, as the HTTP relay does, so a
-      // request is either preempted or delivered, never both. Effects run synchronously here,
-      // so a preempted request has already left `live`; false would mean "deliver nothing".
-      if (!(scheduler.tryCommitFirstByte?.(o.id) ?? true)) return;
-      l.firstTokenMs = now;
-      send({ kind: "request_first_token", now, requestId: o.id });
-    }
+    const previous = n - o.newTokenIds.length;
+    // The first byte to the client is committed first, as the HTTP relay does, so a request is
+    // either preempted or delivered, never both. Effects run synchronously here, so a
+    // preempted request has already left `live`; false would mean "deliver nothing".
+    if (previous === 0 && !l.flow.commit()) return;
+    l.flow.tokens(now, n, previous);
     for (const t of o.newTokenIds) l.output.push(t);
-    if (o.finishReason === undefined) {
-      if (n % progressEvery === 0) {
-        send({ kind: "request_progress", now, requestId: o.id, completionTokens: n });
-      }
-      return;
-    }
-    const usage = {
+    if (o.finishReason === undefined) return;
+    l.flow.usage = {
       promptTokens: o.promptTokens,
       completionTokens: n,
       totalTokens: o.promptTokens + n,
       cachedTokens: o.numCachedTokens,
     };
-    send({ kind: "request_usage", now, requestId: o.id, usage });
-    send({ kind: "request_finished", now, requestId: o.id, outcome: "ok" });
+    l.flow.finish(now, "ok");
     finish(o.id, {
       ok: true,
       promptTokens: o.promptTokens,
@@ -203,7 +193,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
       completionTokens: n,
       outputIds: l.output,
       pausedMs: l.pausedMs,
-      firstTokenMs: l.firstTokenMs,
+      firstTokenMs: l.flow.firstTokenAt ?? undefined,
     });
   }
 
@@ -213,13 +203,14 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     backends,
     nowMs,
     submit(request) {
+      loop.requests.open(request.id);
       live.set(request.id, {
         request,
         backend: -1,
         pausedMs: 0,
         output: [],
-        firstTokenMs: undefined,
         submittedMs: nowMs(),
+        flow: createRequestFlow(loop, request.id, config.progressIntervalTokens),
       });
       send({
         kind: "request_arrived",
@@ -262,6 +253,22 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
       return out;
     },
   };
+}
+
+/** The core's decision logs, to `onLog` (or nowhere). */
+function logTo(onLog: Effects["log"] | undefined): Logger {
+  const at =
+    (level: "debug" | "info" | "warn" | "error") =>
+    (msg: string, fields?: Record<string, unknown>) =>
+      onLog?.(level, msg, fields);
+  const logger: Logger = {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: () => logger,
+  };
+  return logger;
 }
 
 function asMaitredError(err: unknown): MaitredError {

@@ -1,13 +1,12 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import {
   DEFAULT_CONCURRENCY,
   resolveBenchFlags,
   resolveCompareFlags,
 } from "../../src/bench/bench-options.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { runMaitred } from "../cli/run-maitred.ts";
 
 function failsOn(fn: () => unknown, field: string): void {
   assert.throws(fn, (e: unknown) => {
@@ -84,8 +83,6 @@ describe("compare flags", () => {
 });
 
 describe("--tool-time-scale", () => {
-  const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
-
   it("bench and compare put it in the workload spec, beside --time-scale", () => {
     const o = resolveBenchFlags({ toolTimeScale: "20", timeScale: "5" });
     assert.equal(o.workload.toolTimeScale, 20);
@@ -101,13 +98,12 @@ describe("--tool-time-scale", () => {
     }
   });
 
-  it("maitred bench and bench compare exit 2 on a bad value, before any request", () => {
+  it("maitred bench and bench compare exit 2 on a bad value, before any request", async () => {
     for (const cmd of [["bench"], ["bench", "compare"]]) {
-      const r = spawnSync(process.execPath, [MAIN, ...cmd, "--tool-time-scale", "-3"], {
-        encoding: "utf8",
-      });
-      assert.equal(r.status, 2, cmd.join(" "));
+      const r = await runMaitred([...cmd, "--tool-time-scale", "-3"]);
+      assert.equal(r.code, 2, cmd.join(" "));
       assert.match(r.stderr, /--tool-time-scale/);
+      assert.equal(r.stdout, "", "no report: nothing ran");
     }
   });
 });

@@ -5,7 +5,7 @@ import { formatRunsTable } from "../../src/bench/format-table.ts";
 import type { RunRecords, StepRecord } from "../../src/bench/records.ts";
 import { buildRunReport } from "../../src/bench/report.ts";
 
-const WINDOW = { startMs: 0, endMs: 60_000 };
+const WINDOW = { startMs: 0, endMs: 60_000, closed: false };
 
 function step(programId: string, endMs: number, extra: Partial<StepRecord> = {}): StepRecord {
   return {

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { afterEach, describe, it } from "node:test";
 import { startClosedLoop } from "../../src/bench/closed-loop.ts";
 import type { StepClient, StepRequest, StepResponse } from "../../src/bench/step-client.ts";
 import { chatPromptTokens } from "../../src/engine/chat-template.ts";
+import { createVirtualClock, type VirtualClock } from "../../src/runtime/clock.ts";
 import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
 
@@ -33,18 +34,25 @@ function fakeClient(answer?: Answer) {
   return { client, sent, released };
 }
 
-/** A virtual clock: sleeping advances time instead of waiting. */
-function virtualTime() {
-  let t = 0;
-  return {
-    now: () => t,
-    sleep: async (ms: number) => {
-      t += Math.max(0, ms);
-    },
-  };
+/** A virtual clock: once the loop has nothing to do but wait, time jumps to its next wake-up. */
+const clocks: VirtualClock[] = [];
+function virtual(): VirtualClock {
+  const clock = createVirtualClock();
+  clocks.push(clock);
+  return clock;
 }
+afterEach(() => {
+  for (const c of clocks.splice(0)) c.stop();
+});
 
-const workload = createWorkload({ kind: "preset", name: "search-agent", seed: 9, staggerMs: 10 });
+// Programs end before a call past 8 k tokens: a few steps each, enough to check every one.
+const workload = createWorkload({
+  kind: "preset",
+  name: "search-agent",
+  seed: 9,
+  staggerMs: 10,
+  maxContextTokens: 8000,
+});
 
 describe("closed-loop driver", () => {
   it("runs maxPrograms programs to completion, every step with its planned prompt size", async () => {
@@ -56,7 +64,7 @@ describe("closed-loop driver", () => {
       concurrency: 3,
       maxPrograms: 5,
       programIdPrefix: "run1-",
-      ...virtualTime(),
+      clock: virtual(),
     });
     const rec = await loop.done;
     const plans = Array.from({ length: 5 }, (_, i) => workload.programAt(i));
@@ -81,7 +89,7 @@ describe("closed-loop driver", () => {
       model: "m",
       concurrency: 1,
       maxPrograms: 1,
-      ...virtualTime(),
+      clock: virtual(),
     }).done;
     const plan = workload.programAt(0);
     assert.equal(sent.length, plan.steps.length);
@@ -93,7 +101,6 @@ describe("closed-loop driver", () => {
   });
 
   it("tool time between steps is divided by the time scale", async () => {
-    const clock = virtualTime();
     const { client } = fakeClient();
     const rec = await startClosedLoop({
       workload,
@@ -102,7 +109,7 @@ describe("closed-loop driver", () => {
       concurrency: 1,
       maxPrograms: 1,
       timeScale: 10,
-      ...clock,
+      clock: virtual(),
     }).done;
     const plan = workload.programAt(0);
     const toolTotal = plan.steps.reduce((s, st) => s + st.toolMs, 0);
@@ -121,7 +128,7 @@ describe("closed-loop driver", () => {
       concurrency: 1,
       maxPrograms: 1,
       timeScale: 5,
-      ...virtualTime(),
+      clock: virtual(),
     }).done;
     const plan = workload.programAt(0);
     const want = plan.steps.reduce((s, st) => s + Math.round(st.toolMs * 20), 0) / 5;
@@ -148,7 +155,7 @@ describe("closed-loop driver", () => {
       model: "m",
       concurrency: 1,
       maxPrograms: 1,
-      ...virtualTime(),
+      clock: virtual(),
     }).done;
     assert.equal(rec.programs[0].outcome, "completed");
     assert.deepEqual(
@@ -171,7 +178,7 @@ describe("closed-loop driver", () => {
       model: "m",
       concurrency: 2,
       maxPrograms: 3,
-      ...virtualTime(),
+      clock: virtual(),
     }).done;
     assert.equal(rec.programs.length, 3);
     assert.ok(rec.programs.every((p) => p.outcome === "failed"));
@@ -197,7 +204,7 @@ describe("closed-loop driver", () => {
       client,
       model: "m",
       concurrency: 2,
-      ...virtualTime(),
+      clock: virtual(),
     });
     stop = loop.stop;
     const rec = await loop.done;

@@ -1,10 +1,27 @@
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
-import { type RouterStarter, runCompare } from "../../src/bench/compare.ts";
-import { startRouterProcess } from "../../src/bench/start-router-for.ts";
+import { after, describe, it } from "node:test";
+import {
+  type BackendStarter,
+  type RouterStarter,
+  runCompare,
+  simBackendArgs,
+} from "../../src/bench/compare.ts";
+import { inProcessStarters, startRouterProcess } from "../../src/bench/start-router-for.ts";
+import { createVirtualClock } from "../../src/runtime/clock.ts";
 
-/** Engines and tools run this many times faster than real time. */
-const TIME_SCALE = 1000;
+/**
+ * Comparisons run in this process on one virtual clock (src/runtime/clock.ts) shared by the
+ * bench driver, the routers and the simulated engines, at the shipped time scale (1): engine
+ * steps, tool and think times and router ticks are jumps of the clock, taken once the loopback
+ * I/O between them has settled. Only the last test starts processes, to show that `bench
+ * compare` runs `maitred serve` and `maitred sim-backend` as users run them.
+ */
+const clock = createVirtualClock();
+after(() => clock.stop());
+const inProcess = inProcessStarters(clock);
+
+/** Chat sessions: a few short multi-turn programs, each turn extending the last. */
+const CHAT = { kind: "preset", name: "chat" } as const;
 
 describe("bench compare", () => {
   it("runs the same workload against every mode on fresh backends and reports each", async () => {
@@ -14,11 +31,25 @@ describe("bench compare", () => {
       routed.push({ mode, backends });
       return { url: backends[0], close: async () => {} };
     };
+    const started: string[] = [];
+    let open = 0;
+    const startBackend: BackendStarter = async (settings) => {
+      const backend = await inProcess.startBackend(settings);
+      started.push(backend.url);
+      open++;
+      return {
+        url: backend.url,
+        close: async () => {
+          open--;
+          await backend.close();
+        },
+      };
+    };
     const seen: string[] = [];
     const reports = await runCompare({
-      workload: { kind: "preset", name: "search-agent", seed: 4 },
+      workload: { ...CHAT, seed: 4 },
       concurrency: 2,
-      timeScale: TIME_SCALE,
+      timeScale: 1,
       warmupMs: 0,
       maxPrograms: 3,
       numBackends: 1,
@@ -26,7 +57,9 @@ describe("bench compare", () => {
       modes: ["direct", "tr"],
       extraUrls: [],
       progress: false,
+      clock,
       startRouter,
+      startBackend,
       onRun: (r) => seen.push(r.router),
     });
     assert.deepEqual(seen, ["direct", "tr"]);
@@ -35,6 +68,9 @@ describe("bench compare", () => {
       ["tr"],
     );
     assert.equal(routed[0].backends.length, 1);
+    assert.equal(new Set(started).size, 2, "each mode got a backend of its own");
+    assert.deepEqual(routed[0].backends, [started[1]]);
+    assert.equal(open, 0, "every backend was closed");
     for (const r of reports) {
       assert.equal(r.errors_total, 0, `${r.router}: ${JSON.stringify(r.errors)}`);
       assert.equal(r.programs_completed_total, 3);
@@ -64,21 +100,44 @@ describe("bench compare", () => {
       /direct.*--num-backends 1/,
     );
   });
+
+  it("hands each simulated backend its settings as `maitred sim-backend` flags", () => {
+    assert.deepEqual(
+      simBackendArgs({
+        host: "127.0.0.1",
+        port: 0,
+        timeScale: 20,
+        profile: "llama-3.1-8b-h100",
+        blockSize: 16,
+        enablePromptTokensDetails: true,
+        seed: 1,
+        numGpuBlocks: 400,
+        maxModelLen: 6384,
+      }),
+      [
+        ...["--host", "127.0.0.1", "--port", "0", "--time-scale", "20"],
+        ...["--profile", "llama-3.1-8b-h100", "--block-size", "16"],
+        ...["--enable-prompt-tokens-details", "--seed", "1"],
+        ...["--num-gpu-blocks", "400", "--max-model-len", "6384"],
+      ],
+    );
+  });
 });
 
 describe("bench compare with maitred in front", () => {
-  it("routers and backends run as their own processes; every step passes and programs complete", async () => {
+  it("every step passes through the real router in each mode and programs complete", async () => {
     const reports = await runCompare({
-      workload: { kind: "preset", name: "search-agent", seed: 5 },
+      workload: { ...CHAT, seed: 5 },
       concurrency: 3,
-      timeScale: TIME_SCALE,
+      timeScale: 1,
       warmupMs: 0,
       maxPrograms: 4,
       numBackends: 2,
       modes: ["tr", "default"],
       extraUrls: [],
       progress: false,
-      startRouter: startRouterProcess,
+      clock,
+      ...inProcess,
     });
     assert.deepEqual(
       reports.map((r) => r.router),
@@ -89,6 +148,27 @@ describe("bench compare with maitred in front", () => {
       assert.equal(r.programs_completed_total, 4);
       assert.ok((r.prompt_tokens.cache_hit_rate ?? 0) > 0.5, `${r.router} hit rate`);
     }
+  });
+
+  it("routers and backends run as their own processes, as users run them", async () => {
+    // Real processes keep real time: a time scale of 1000 makes the one short chat session
+    // take milliseconds. This test is about the process boundary, not about the numbers.
+    const reports = await runCompare({
+      workload: { ...CHAT, seed: 6 },
+      concurrency: 1,
+      timeScale: 1000,
+      warmupMs: 0,
+      maxPrograms: 1,
+      numBackends: 1,
+      modes: ["tr"],
+      extraUrls: [],
+      progress: false,
+      startRouter: startRouterProcess,
+    });
+    assert.equal(reports.length, 1);
+    assert.equal(reports[0].errors_total, 0, JSON.stringify(reports[0].errors));
+    assert.equal(reports[0].programs_completed_total, 1);
+    assert.ok(reports[0].steps_completed > 0);
   });
 });
 

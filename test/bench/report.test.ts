@@ -31,20 +31,46 @@ function step(endMs: number, latency: number, extra: Partial<StepRecord> = {}): 
 
 describe("steady window", () => {
   it("starts after the warm-up and lasts the duration", () => {
-    assert.deepEqual(steadyWindow(META, 100_000), { startMs: 10_000, endMs: 70_000 });
+    assert.deepEqual(steadyWindow(META, 100_000), {
+      startMs: 10_000,
+      endMs: 70_000,
+      closed: false,
+    });
   });
 
-  it("is clipped by an early end and runs to the end without a duration", () => {
-    assert.deepEqual(steadyWindow(META, 40_000), { startMs: 10_000, endMs: 40_000 });
-    assert.deepEqual(steadyWindow({ warmupMs: 0 }, 5000), { startMs: 0, endMs: 5000 });
-    assert.deepEqual(steadyWindow(META, 5000), { startMs: 5000, endMs: 5000 });
+  it("is clipped by an early end and runs to the end without a duration, that end included", () => {
+    assert.deepEqual(steadyWindow(META, 40_000), { startMs: 10_000, endMs: 40_000, closed: true });
+    assert.deepEqual(steadyWindow({ warmupMs: 0 }, 5000), {
+      startMs: 0,
+      endMs: 5000,
+      closed: true,
+    });
+    assert.deepEqual(steadyWindow(META, 5000), { startMs: 5000, endMs: 5000, closed: false });
   });
 
-  it("steps/min counts only steps ending inside [start, end)", () => {
-    const w = { startMs: 10_000, endMs: 70_000 };
+  it("steps/min counts only steps ending inside [start, end), or [start, end] at the run's end", () => {
+    const w = { startMs: 10_000, endMs: 70_000, closed: false };
     // 9_999 is warm-up, 70_000 is past the end: 3 steps in one minute.
     assert.equal(stepsPerMinute([9_999, 10_000, 30_000, 69_999, 70_000], w), 3);
-    assert.equal(stepsPerMinute([1, 2], { startMs: 5, endMs: 5 }), 0);
+    assert.equal(
+      stepsPerMinute([9_999, 10_000, 30_000, 69_999, 70_000], { ...w, closed: true }),
+      4,
+    );
+    assert.equal(stepsPerMinute([1, 2], { startMs: 5, endMs: 5, closed: false }), 0);
+  });
+
+  it("a run that ends by itself counts the step that ends it (a virtual clock's exact end)", () => {
+    const r = buildRunReport(
+      { ...META, durationMs: undefined, warmupMs: 0 },
+      {
+        steps: [step(3000, 1000), step(5000, 1000, { stepIndex: 1 })],
+        errors: [],
+        programs: [{ programId: "p0", launchMs: 0, endMs: 5000, outcome: "completed" }],
+        endMs: 5000,
+      },
+    );
+    assert.equal(r.steps_completed, 2);
+    assert.equal(r.programs_completed, 1);
   });
 });
 

@@ -1,12 +1,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { runBench } from "../../src/bench/run-bench.ts";
+import { createVirtualClock, type VirtualClock } from "../../src/runtime/clock.ts";
 import { type SimBackend, startSimBackend } from "../../src/sim-server/start-sim-backend.ts";
 import { parseTrace } from "../../src/workload/trace-parser.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
 
-/** Engine and tools run this many times faster than real time. */
-const TIME_SCALE = 1000;
+/**
+ * The bench and the simulated backend share one virtual clock (src/runtime/clock.ts): engine
+ * steps and tool times are jumps of the clock, taken once the loopback I/O has settled, so
+ * the runs model minutes at the shipped time scale (1) in a fraction of a second.
+ */
+const TIME_SCALE = 1;
 
 const TRACE = [
   '{"id":"a","steps":[{"prompt_tokens":900,"completion_tokens":40,"tool_ms":200},{"prompt_tokens":1300,"completion_tokens":60,"tool_ms":300},{"prompt_tokens":1700,"completion_tokens":20}]}',
@@ -16,14 +21,20 @@ const TRACE = [
 
 describe("maitred bench against an in-process simulated backend", () => {
   let backend: SimBackend;
+  let clock: VirtualClock;
   before(async () => {
+    clock = createVirtualClock();
     backend = await startSimBackend({
       port: 0,
       timeScale: TIME_SCALE,
       enablePromptTokensDetails: true,
+      clock,
     });
   });
-  after(() => backend.close());
+  after(async () => {
+    await backend.close();
+    clock.stop();
+  });
 
   /** The three-program trace, two at a time, until every program has run. */
   async function replayTrace(streamShare?: number) {
@@ -38,6 +49,7 @@ describe("maitred bench against an in-process simulated backend", () => {
       model: backend.options.model,
       concurrency: 2,
       timeScale: TIME_SCALE,
+      clock,
       warmupMs: 0,
       maxPrograms: 3,
       ...(streamShare === undefined ? {} : { streamShare }),
@@ -74,12 +86,8 @@ describe("maitred bench against an in-process simulated backend", () => {
   });
 
   it("later turns are served from the prefix cache", async () => {
-    const workload = createWorkload({
-      kind: "preset",
-      name: "search-agent",
-      seed: 3,
-      maxContextTokens: 30_000,
-    });
+    // Chat sessions: every turn's prompt is the conversation so far, a few turns each.
+    const workload = createWorkload({ kind: "preset", name: "chat", seed: 3 });
     const { report, records } = await runBench({
       router: "sim",
       url: `${backend.url}/v1`,
@@ -87,6 +95,7 @@ describe("maitred bench against an in-process simulated backend", () => {
       model: backend.options.model,
       concurrency: 3,
       timeScale: TIME_SCALE,
+      clock,
       warmupMs: 0,
       maxPrograms: 4,
     });
@@ -117,6 +126,7 @@ describe("maitred bench against an in-process simulated backend", () => {
       model: "no-such-model",
       concurrency: 1,
       timeScale: TIME_SCALE,
+      clock,
       warmupMs: 0,
       maxPrograms: 2,
     });

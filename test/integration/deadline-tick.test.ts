@@ -30,7 +30,8 @@ test("a forced resume due between two scheduler ticks happens at its deadline, n
     await backend.held();
     const pending = fetch(`${router.url}/v1/chat/completions`, {
       method: "POST",
-      headers,
+      // Streamed from the backend like every request; only A's stream is held.
+      headers: { ...headers, "x-fake-no-hold": "1" },
       body: chat("b", 3000, false),
     });
     await router.waitForEvent((e) => e.kind === "request_arrived" && e.programId === "b");

@@ -7,10 +7,10 @@ import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
  * Priority classes over real sockets: the router in front of a simulated vLLM backend (which,
  * like vLLM, answers a non-integer `priority` field with 400). Each request's class shows in
  * `x-maitred-class`; the tenant clamp can only lower it; priorities off changes nothing.
+ * Router and backend run on a virtual clock: engine steps take no real time.
  */
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
-const SIM =
-  "sim:\n  num-gpu-blocks: 512\n  block-size: 16\n  max-model-len: 2048\n  time-scale: 200\n";
+const SIM = "sim:\n  num-gpu-blocks: 512\n  block-size: 16\n  max-model-len: 2048\n";
 const PRIORITY = `priority:
   tenants:
     free: { max_class: bulk, api_keys: [sk-free] }
@@ -44,7 +44,13 @@ async function classOf(res: Response): Promise<string | null> {
 describe("priorities on", () => {
   let router: TestRouter;
   before(async () => {
-    router = await startTestRouter({ backends: "sim:1" }, { yaml: SIM + PRIORITY });
+    router = await startTestRouter(
+      { backends: "sim:1" },
+      {
+        yaml: SIM + PRIORITY,
+        virtualTime: true,
+      },
+    );
   });
   after(() => router.close());
 
@@ -141,7 +147,7 @@ describe("priorities on", () => {
 describe("priorities off", () => {
   let router: TestRouter;
   before(async () => {
-    router = await startTestRouter({ backends: "sim:1" }, { yaml: SIM });
+    router = await startTestRouter({ backends: "sim:1" }, { yaml: SIM, virtualTime: true });
   });
   after(() => router.close());
 

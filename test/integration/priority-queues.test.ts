@@ -183,7 +183,8 @@ test("a bulk stream that has sent its first byte is never preempted: the system 
     const sys = open(
       router.url,
       { program_id: "control", messages: prompt(3000) },
-      { "x-priority": "system", "x-tenant-id": "ops" },
+      // Streamed from the backend like every request; only the bulk stream is held.
+      { "x-priority": "system", "x-tenant-id": "ops", "x-fake-no-hold": "1" },
     );
     await router.waitForEvent((e) => e.kind === "request_arrived" && e.priorityClass === "system");
     const pr = router.loop.scheduler.snapshot().priority;

@@ -1,21 +1,24 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { parsePrometheusText, sumOf } from "../../src/backends/prometheus-text.ts";
+import type { TimerHandle } from "../../src/runtime/clock.ts";
 import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
 
 /**
  * The whole loop on real sockets: simulated vLLM backends with a tiny KV cache, agents that
- * take turns, and the tr scheduler pausing and resuming them. Time is a manual clock the test
- * moves one second per scheduling round; rounds are driven by router events, never by sleeps.
+ * take turns, and the tr scheduler pausing and resuming them. Router, ticks and engines run on
+ * one virtual clock (src/runtime/clock.ts) at the shipped settings: time jumps to the next
+ * tick or engine step once the sockets have settled, never by sleeping.
  */
 const PROGRAMS = 8;
 const TURNS = 4;
-/** A round with nothing in flight and nothing resumed this many times in a row is a hang. */
-const MAX_IDLE_ROUNDS = 50;
+/** Tool time between two turns of a program (virtual; the scheduler ticks every 5 s). */
+const TOOL_MS = 3000;
+/** Virtual time after which a run that has not ended is a hang (it takes about a minute). */
+const STUCK_AFTER_MS = 3_600_000;
 const SYSTEM = "You are a careful software agent working on a repository. ".repeat(6);
 // 65 blocks × 16 tokens ≈ 1 k tokens of KV per backend; eight growing programs need more.
-const SIM_YAML =
-  "sim:\n  num-gpu-blocks: 65\n  block-size: 16\n  max-model-len: 1024\n  time-scale: 200\n";
+const SIM_YAML = "sim:\n  num-gpu-blocks: 65\n  block-size: 16\n  max-model-len: 1024\n";
 
 interface AgentResult {
   turns: number;
@@ -53,48 +56,30 @@ async function agent(router: TestRouter, id: string): Promise<AgentResult> {
     maxPausedMs = Math.max(maxPausedMs, Number(res.headers.get("x-maitred-paused-ms")));
     const text = await res.text();
     messages.push({ role: "assistant", content: text.slice(0, 200) });
+    // The tool runs between turns, as in any agent: the program holds its KV meanwhile.
+    if (!last) await new Promise<void>((resolve) => router.clock.setTimeout(resolve, TOOL_MS));
   }
   return { turns: TURNS, maxPausedMs };
 }
 
-function dispatchedCount(router: TestRouter): number {
-  let n = 0;
-  for (const id of router.loop.requests.ids())
-    if (router.loop.requests.get(id)?.status === "dispatched") n++;
-  return n;
-}
-
 test("a tr run on a tiny KV cache pauses programs, resumes them, and every program completes", async () => {
-  const router = await startTestRouter({ backends: "sim:2" }, { yaml: SIM_YAML });
+  const router = await startTestRouter(
+    { backends: "sim:2" },
+    { yaml: SIM_YAML, virtualTime: true },
+  );
+  let stuck: TimerHandle | undefined;
   try {
-    let finished = false;
     const agents = Promise.all(
       Array.from({ length: PROGRAMS }, (_, i) => agent(router, `agent-${i}`)),
     );
-    const all = agents.finally(() => {
-      finished = true;
+    // Nothing left to wait for but time: the clock runs on to this and the run fails.
+    const hang = new Promise<never>((_, reject) => {
+      stuck = router.clock.setTimeout(() => {
+        const snap = router.loop.scheduler.snapshot();
+        reject(new Error(`stuck: ${snap.queueLength} parked, ${snap.programs.length} programs`));
+      }, STUCK_AFTER_MS);
     });
-    let idleRounds = 0;
-    while (!finished) {
-      router.clock.advance(1000);
-      await router.ticker.runOnce();
-      if (dispatchedCount(router) > 0) {
-        idleRounds = 0;
-        await Promise.race([all, router.nextEvent((e) => e.kind === "request_finished")]);
-      } else {
-        idleRounds++;
-        assert.ok(
-          idleRounds < MAX_IDLE_ROUNDS,
-          `stuck: ${router.loop.scheduler.snapshot().queueLength} parked, none in flight`,
-        );
-        await Promise.race([
-          all,
-          router.nextEvent((e) => e.kind === "request_arrived"),
-          new Promise((r) => setImmediate(r)),
-        ]);
-      }
-    }
-    const results = await agents;
+    const results = await Promise.race([agents, hang]);
     assert.equal(results.length, PROGRAMS);
     assert.ok(
       results.every((r) => r.turns === TURNS),
@@ -120,6 +105,7 @@ test("a tr run on a tiny KV cache pauses programs, resumes them, and every progr
     assert.ok((sumOf(metrics, "maitred_pause_duration_seconds_count") ?? 0) > 0);
     assert.equal(sumOf(metrics, "maitred_backend_capacity_tokens"), 2 * 65 * 16);
   } finally {
+    stuck?.cancel();
     await router.close();
   }
 });

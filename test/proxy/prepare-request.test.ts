@@ -20,7 +20,45 @@ test("malformed JSON is a 400 invalid_json; a non-object body is a 400 too", () 
 
 test("an unmodified body is forwarded as the client's own bytes", () => {
   const raw = buf('{"model":"m",  "messages":[]}');
-  assert.equal(prepareRequest("chat", raw, {}, ORDER).body, raw);
+  assert.equal(prepareRequest("chat", raw, {}, ORDER, null, "as-client").body, raw);
+  const streamed = buf('{"model":"m",  "stream":true,"stream_options":{"include_usage":true}}');
+  assert.equal(prepareRequest("chat", streamed, {}, ORDER).body, streamed);
+});
+
+test("a plain request is streamed from the backend and marked for rebuilding", () => {
+  const p = prepareRequest("chat", buf({ model: "m", messages: [] }), {}, ORDER);
+  assert.equal(p.stream, false, "the client still gets what it asked for");
+  assert.deepEqual(p.rebuild, { toolCallContent: null });
+  const sent = JSON.parse(p.body.toString());
+  assert.equal(sent.stream, true);
+  assert.deepEqual(sent.stream_options, { include_usage: true });
+  const forced = prepareRequest(
+    "chat",
+    buf({ stream: false, tools: [{}], tool_choice: "required" }),
+    {},
+    ORDER,
+  );
+  assert.deepEqual(forced.rebuild, { toolCallContent: "" });
+  const named = { type: "function", function: { name: "f" } };
+  assert.deepEqual(prepareRequest("chat", buf({ tool_choice: named }), {}, ORDER).rebuild, {
+    toolCallContent: "",
+  });
+});
+
+test("requests a stream would change go as the client sent them", () => {
+  for (const body of [
+    { stream_options: { include_usage: true } },
+    { prompt_logprobs: 1 },
+    { use_beam_search: true },
+    { best_of: 2 },
+  ]) {
+    const raw = buf(body);
+    const p = prepareRequest("completions", raw, {}, ORDER);
+    assert.equal(p.rebuild, null, JSON.stringify(body));
+    assert.equal(p.body, raw, JSON.stringify(body));
+  }
+  const off = prepareRequest("chat", buf({ messages: [] }), {}, ORDER, null, "as-client");
+  assert.equal(off.rebuild, null);
 });
 
 test("streaming without include_usage gets it added and remembers the client did not ask", () => {

@@ -84,8 +84,13 @@ describe("bad input gets what vLLM gives it", () => {
     await expectError(await chat({ messages: userMessages("x"), max_tokens: 1000 }), 400);
   });
 
-  it("n > 1 → 400 (one choice per request is modelled)", async () => {
-    await expectError(await chat({ messages: userMessages("x"), n: 2 }), 400, "n");
+  it("n below 1, above the simulated ceiling or not an integer → 400", async () => {
+    const zero = await expectError(await chat({ messages: userMessages("x"), n: 0 }), 400, "n");
+    assert.equal(zero.message, "n must be at least 1, got 0.");
+    await expectError(await chat({ messages: userMessages("x"), n: 129 }), 400, "n");
+    await expectError(await chat({ messages: userMessages("x"), n: 1.5 }), 400, "n");
+    const url = `${backend.url}/v1/completions`;
+    await expectError(await postJson(url, { prompt: "x", n: -1 }), 400, "n");
   });
 
   it("max_tokens 0 and min_tokens above max_tokens → 400", async () => {

@@ -7,7 +7,7 @@ import type {
   RequestOutput,
   StepResult,
 } from "../../src/engine/types.ts";
-import { createManualClock } from "../../src/sim-server/clock.ts";
+import { createManualClock, type ManualClock } from "../../src/runtime/clock.ts";
 import { createEngineDriver, type DriverEvent } from "../../src/sim-server/engine-driver.ts";
 
 const STEP_S = 0.01;
@@ -143,12 +143,9 @@ describe("createEngineDriver", () => {
 });
 
 /** A manual clock with Node's timer floor: a delay under 1 ms runs at once, as setImmediate does. */
-function nodeLikeClock() {
+function nodeLikeClock(): ManualClock {
   const clock = createManualClock();
-  return {
-    ...clock,
-    setTimer: (ms: number, fn: () => void) => clock.setTimer(ms < 1 ? 0 : ms, fn),
-  };
+  return { ...clock, setTimeout: (fn, ms) => clock.setTimeout(fn, ms < 1 ? 0 : ms) };
 }
 
 describe("engine time keeps to real time at every time scale", () => {

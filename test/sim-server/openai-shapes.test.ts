@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  completionResponseBody,
   completionResponseJson,
   createChunkWriter,
   type ResponseMeta,
@@ -98,5 +99,82 @@ describe("non-streaming bodies", () => {
       prompt_logprobs: null,
       kv_transfer_params: null,
     });
+  });
+});
+
+describe("n > 1, tool calls and logprobs", () => {
+  const lpChat =
+    '{"content":[{"token":" hi","logprob":-0.25,"bytes":[32,104,105],"top_logprobs":[{"token":" hi","logprob":-0.25,"bytes":[32,104,105]}]}]}';
+
+  it("chat: a role chunk and a text chunk of choice 1, with logprobs", () => {
+    const w = createChunkWriter(chatMeta);
+    assert.equal(
+      w.role(null, 1),
+      'data: {"id":"chatcmpl-7d3f0c2e","object":"chat.completion.chunk","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":1,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\n',
+    );
+    assert.equal(
+      w.delta(" hi", null, null, { index: 1, logprobs: lpChat }),
+      `data: {"id":"chatcmpl-7d3f0c2e","object":"chat.completion.chunk","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":1,"delta":{"content":" hi"},"logprobs":${lpChat},"finish_reason":null}]}\n\n`,
+    );
+  });
+
+  it("chat: a tool call's first and last steps", () => {
+    const w = createChunkWriter(chatMeta);
+    const id = "chatcmpl-tool-0123456789abcdef0123456789abcdef";
+    const c = { index: 0, logprobs: null };
+    assert.equal(
+      w.toolCall({ index: 0, head: { id, name: "get_weather" }, arguments: "{" }, null, null, c),
+      `data: {"id":"chatcmpl-7d3f0c2e","object":"chat.completion.chunk","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"tool_calls":[{"id":"${id}","type":"function","index":0,"function":{"name":"get_weather","arguments":"{"}}]},"logprobs":null,"finish_reason":null}]}\n\n`,
+    );
+    assert.equal(
+      w.toolCall({ index: 0, head: null, arguments: '"}' }, "tool_calls", usage, c),
+      'data: {"id":"chatcmpl-7d3f0c2e","object":"chat.completion.chunk","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\\"}"}}]},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null}],"usage":{"prompt_tokens":12,"total_tokens":15,"completion_tokens":3}}\n\n',
+    );
+  });
+
+  it("completions: a chunk of choice 1 with logprobs and a running usage (every field)", () => {
+    const w = createChunkWriter({ ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" });
+    const lp =
+      '{"text_offset":[4],"token_logprobs":[-0.5],"tokens":[" do"],"top_logprobs":[{" do":-0.5}]}';
+    assert.equal(
+      w.delta(" do", "length", { ...usage, cachedTokens: 8 }, { index: 1, logprobs: lp }),
+      `data: {"id":"cmpl-5b1e","object":"text_completion","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":1,"text":" do","logprobs":${lp},"finish_reason":"length","stop_reason":null}],"usage":{"prompt_tokens":12,"total_tokens":15,"completion_tokens":3,"prompt_tokens_details":null}}\n\n`,
+    );
+  });
+
+  it("a plain chat body with a tool call and a text choice", () => {
+    const body = completionResponseBody(
+      chatMeta,
+      [
+        {
+          index: 0,
+          text: null,
+          toolCall: { id: "chatcmpl-tool-a", name: "f", arguments: '{"a": 1}' },
+          logprobs: null,
+          finish: "tool_calls",
+        },
+        { index: 1, text: "Hi", toolCall: null, logprobs: lpChat, finish: "stop" },
+      ],
+      usage,
+    );
+    assert.equal(
+      body,
+      `{"id":"chatcmpl-7d3f0c2e","object":"chat.completion","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":[{"id":"chatcmpl-tool-a","type":"function","function":{"name":"f","arguments":"{\\"a\\": 1}"}}],"reasoning_content":null},"logprobs":null,"finish_reason":"tool_calls","stop_reason":null},{"index":1,"message":{"role":"assistant","content":"Hi","refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":[],"reasoning_content":null},"logprobs":${lpChat},"finish_reason":"stop","stop_reason":null}],"service_tier":null,"system_fingerprint":null,"usage":{"prompt_tokens":12,"total_tokens":15,"completion_tokens":3,"prompt_tokens_details":null},"prompt_logprobs":null,"kv_transfer_params":null}`,
+    );
+  });
+
+  it("a plain completions body with two choices", () => {
+    const body = completionResponseBody(
+      { ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" },
+      [
+        { index: 0, text: " a", toolCall: null, logprobs: null, finish: "length" },
+        { index: 1, text: " b", toolCall: null, logprobs: null, finish: "stop" },
+      ],
+      usage,
+    );
+    assert.equal(
+      body,
+      '{"id":"cmpl-5b1e","object":"text_completion","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null,"prompt_logprobs":null},{"index":1,"text":" b","logprobs":null,"finish_reason":"stop","stop_reason":null,"prompt_logprobs":null}],"service_tier":null,"system_fingerprint":null,"usage":{"prompt_tokens":12,"total_tokens":15,"completion_tokens":3,"prompt_tokens_details":null},"kv_transfer_params":null}',
+    );
   });
 });

@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 import { TIMING_PROFILES } from "../../src/engine/timing.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { resolveSimBackendOptions } from "../../src/sim-server/options.ts";
-
-const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+import { runMaitred } from "../cli/run-maitred.ts";
 
 describe("resolveSimBackendOptions", () => {
   it("fills vLLM defaults and takes model, capacity and context from the profile", () => {
@@ -20,6 +17,7 @@ describe("resolveSimBackendOptions", () => {
     assert.equal(o.port, 8000);
     assert.deepEqual(o.failureCodes, [500]);
     assert.equal(o.streamErrorAfter, null);
+    assert.equal(o.toolCallShare, 0.5);
   });
 
   it("shortens the default context to a small cache instead of refusing to start", () => {
@@ -56,6 +54,8 @@ describe("resolveSimBackendOptions", () => {
     ["a block size vLLM does not allow", { blockSize: "7" }, "block-size"],
     ["a zero time scale", { timeScale: "0" }, "time-scale"],
     ["a failure rate above 1", { failureRate: "1.5" }, "failure-rate"],
+    ["a tool-call share below 0", { toolCallShare: "-0.1" }, "tool-call-share"],
+    ["a tool-call share that is no number", { toolCallShare: "often" }, "tool-call-share"],
     ["a non-HTTP-error failure code", { failureCodes: "200" }, "failure-codes"],
     ["an unknown personality", { personality: "tgi" }, "personality"],
     ["an unknown profile", { profile: "gpt-9" }, "profile"],
@@ -78,17 +78,15 @@ describe("resolveSimBackendOptions", () => {
 });
 
 describe("maitred sim-backend CLI", () => {
-  it("exits 2 and names the flag on a bad value", () => {
-    const r = spawnSync(process.execPath, [MAIN, "sim-backend", "--time-scale", "-1"], {
-      encoding: "utf8",
-    });
-    assert.equal(r.status, 2, `stderr: ${r.stderr}`);
+  it("exits 2 and names the flag on a bad value", async () => {
+    const r = await runMaitred(["sim-backend", "--time-scale", "-1"]);
+    assert.equal(r.code, 2, `stderr: ${r.stderr}`);
     assert.match(r.stderr, /time-scale/);
   });
 
-  it("--help lists every flag with its default", () => {
-    const r = spawnSync(process.execPath, [MAIN, "sim-backend", "--help"], { encoding: "utf8" });
-    assert.equal(r.status, 0);
+  it("--help lists every flag with its default", async () => {
+    const r = await runMaitred(["sim-backend", "--help"]);
+    assert.equal(r.code, 0);
     for (const flag of [
       "--host",
       "--port",

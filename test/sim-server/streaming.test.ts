@@ -112,7 +112,7 @@ describe("generation over HTTP (vLLM shapes)", () => {
     assert.equal(JSON.parse(events[3]).usage.completion_tokens, 3);
   });
 
-  it("continuous_usage_stats puts a running usage on every chunk, 0 completion tokens on the role chunk", async () => {
+  it("continuous_usage_stats puts a running usage on every chunk, 0 completion tokens on the role chunk, then the usage chunk include_usage defaults to", async () => {
     const res = await postJson(`${backend.url}/v1/chat/completions`, {
       messages: userMessages("running usage"),
       max_tokens: 3,
@@ -125,8 +125,27 @@ describe("generation over HTTP (vLLM shapes)", () => {
       .map((e) => JSON.parse(e));
     assert.deepEqual(
       chunks.map((c) => c.usage.completion_tokens),
-      [0, 1, 2, 3],
+      [0, 1, 2, 3, 3],
     );
+    assert.deepEqual(chunks.at(-1).choices, []);
+    for (const c of chunks.slice(0, -1)) {
+      assert.ok(!("prompt_tokens_details" in c.usage), "a running usage reports no cached tokens");
+    }
+  });
+
+  it("continuous_usage_stats without include_usage sends no usage at all", async () => {
+    const res = await postJson(`${backend.url}/v1/chat/completions`, {
+      messages: userMessages("no running usage"),
+      max_tokens: 2,
+      ignore_eos: true,
+      stream: true,
+      stream_options: { include_usage: false, continuous_usage_stats: true },
+    });
+    const chunks = sseData(await res.text())
+      .slice(0, -1)
+      .map((e) => JSON.parse(e));
+    assert.equal(chunks.length, 3);
+    for (const c of chunks) assert.ok(!("usage" in c));
   });
 
   it("uses X-Request-Id for the response id and echoes it", async () => {

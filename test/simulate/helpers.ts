@@ -28,9 +28,9 @@ export function smallWorkload(seed = 3): Workload {
   });
 }
 
-export function smallRun(over: Partial<SimRunOptions> = {}): SimRunResult {
+function smallOptions(over: Partial<SimRunOptions>): SimRunOptions {
   const { knobs, schedulerIntervalMs } = resolveTrKnobs({});
-  return runSimulation({
+  return {
     router: "tr",
     concurrency: 12,
     workload: smallWorkload(),
@@ -43,7 +43,32 @@ export function smallRun(over: Partial<SimRunOptions> = {}): SimRunResult {
     knobs,
     engineSeed: 1,
     ...over,
-  });
+  };
+}
+
+export function smallRun(over: Partial<SimRunOptions> = {}): SimRunResult {
+  return runSimulation(smallOptions(over));
+}
+
+const shared = new Map<string, SimRunResult>();
+
+/**
+ * `smallRun`, run once per test file for the same options: a run is a pure function of its
+ * options (run-simulation.test.ts checks the JSON is byte-identical), so tests that only read
+ * its report and records share it. `mix` selects `smallMixWorkload()` instead of the default.
+ */
+export function sharedRun(
+  over: Omit<Partial<SimRunOptions>, "workload" | "onLog" | "shapeSample"> = {},
+  mix = false,
+): SimRunResult {
+  const options = smallOptions(mix ? { ...over, workload: smallMixWorkload() } : over);
+  const key = JSON.stringify({ ...options, workload: mix ? SMALL_MIX : "small" });
+  let run = shared.get(key);
+  if (run === undefined) {
+    run = runSimulation(options);
+    shared.set(key, run);
+  }
+  return run;
 }
 
 /** Core decision logs by message, to compare with the report's counters. */

@@ -2,12 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 import { formatSimulateTable, simulateJson } from "../../src/simulate/simulate-report.ts";
-import { smallMixWorkload, smallRun } from "./helpers.ts";
+import { sharedRun, smallMixWorkload, smallRun } from "./helpers.ts";
 
 // A chat + agent mix on the tiny cluster, priorities off and on (`--priority`: built-in classes).
-const off = () => smallRun({ workload: smallMixWorkload(), knobs: resolveTrKnobs({}).knobs });
-const on = () =>
-  smallRun({ workload: smallMixWorkload(), knobs: resolveTrKnobs({ priority: true }).knobs });
+const offKnobs = () => resolveTrKnobs({}).knobs;
+const onKnobs = () => resolveTrKnobs({ priority: true }).knobs;
+const off = () => sharedRun({ knobs: offKnobs() }, true);
+const on = () => sharedRun({ knobs: onKnobs() }, true);
 
 test("with priorities the report has per-class stats and the core's class counters", () => {
   const { report, records } = on();
@@ -51,5 +52,15 @@ test("interactive chat waits less for its first token with priorities on", () =>
 });
 
 test("runs with priorities give byte-identical JSON", () => {
-  assert.equal(simulateJson([on().report]), simulateJson([on().report]));
+  // Half a simulated minute is plenty to tell identical runs from different ones.
+  const run = () =>
+    smallRun({
+      workload: smallMixWorkload(),
+      knobs: onKnobs(),
+      warmupMs: 5000,
+      durationMs: 25_000,
+    });
+  const a = run().report;
+  assert.ok(a.priority, "priorities in force");
+  assert.equal(simulateJson([a]), simulateJson([run().report]));
 });

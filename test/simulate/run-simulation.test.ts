@@ -2,19 +2,21 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 import { simulateJson } from "../../src/simulate/simulate-report.ts";
-import { logCounter, smallRun } from "./helpers.ts";
+import { logCounter, sharedRun, smallRun } from "./helpers.ts";
 
 test("two runs with the same inputs give byte-identical JSON", () => {
-  const a = simulateJson([smallRun().report]);
-  const b = simulateJson([smallRun().report]);
+  // Half a simulated minute is plenty to tell identical runs from different ones.
+  const short = { warmupMs: 5000, durationMs: 25_000 };
+  const a = simulateJson([smallRun(short).report]);
+  const b = simulateJson([smallRun(short).report]);
   assert.equal(a, b, "same options must give the same JSON (no wall times, no randomness)");
-  const c = simulateJson([smallRun({ engineSeed: 2 }).report]);
+  const c = simulateJson([smallRun({ ...short, engineSeed: 2 }).report]);
   assert.notEqual(a, c, "a different engine seed must change something, or the check is vacuous");
 });
 
 test("a small run completes programs and records steps under both tr and default", () => {
   for (const router of ["tr", "default"] as const) {
-    const { report, records } = smallRun({ router });
+    const { report, records } = sharedRun({ router });
     assert.ok(report.programs_completed_total >= 1, `${router}: got no completed program`);
     assert.ok(report.steps_completed > 0, `${router}: no step ended in the window`);
     assert.ok(report.steps_per_min > 0, `${router}: steps/min`);
@@ -26,8 +28,8 @@ test("a small run completes programs and records steps under both tr and default
 });
 
 test("the oracle (unbounded KV) never preempts where the default router on the tiny cache does", () => {
-  const oracle = smallRun({ router: "oracle" }).report;
-  const plain = smallRun({ router: "default" }).report;
+  const oracle = sharedRun({ router: "oracle" }).report;
+  const plain = sharedRun({ router: "default" }).report;
   const preemptions = (r: typeof oracle) => r.backends.reduce((a, b) => a + b.preemptions, 0);
   assert.equal(preemptions(oracle), 0, "oracle preempted");
   assert.equal(
@@ -40,12 +42,12 @@ test("the oracle (unbounded KV) never preempts where the default router on the t
 });
 
 test("tr pauses programs when the tiny cache overflows, and paused steps record their wait", () => {
-  const { report } = smallRun({ router: "tr" });
+  const { report } = sharedRun({ router: "tr" });
   assert.ok(report.scheduler.pauses > 0, "core paused nobody under pressure");
   assert.ok(report.scheduler.resumes > 0, "paused programs were never resumed");
   assert.ok(report.paused_ms.steps_paused > 0, "no step waited in the core's queue");
   assert.ok(report.paused_ms.total > 0);
-  const plain = smallRun({ router: "default" }).report;
+  const plain = sharedRun({ router: "default" }).report;
   assert.equal(plain.scheduler.pauses, 0, "the default router never pauses");
   assert.ok(
     (report.prompt_tokens.cache_hit_rate as number) >
@@ -55,12 +57,12 @@ test("tr pauses programs when the tiny cache overflows, and paused steps record 
 });
 
 test("a request still parked when the run ends shows in still_parked_max_ms, not in paused_ms", () => {
-  const { report } = smallRun({ router: "tr" });
+  const { report } = sharedRun({ router: "tr" });
   const parked = report.still_parked_max_ms;
   assert.ok(parked !== null && parked > 0, "tr on the tiny cache ends with a request parked");
   assert.ok(parked <= 180_000, "no wait is longer than the run");
   assert.equal(
-    smallRun({ router: "default" }).report.still_parked_max_ms,
+    sharedRun({ router: "default" }).report.still_parked_max_ms,
     null,
     "default parks none",
   );
@@ -68,7 +70,8 @@ test("a request still parked when the run ends shows in still_parked_max_ms, not
 
 test("the report's scheduler counters are the real core's decisions (they match its decision logs)", () => {
   const { onLog, counts } = logCounter();
-  const { report } = smallRun({ router: "tr", warmupMs: 0, onLog });
+  // A simulated minute already has a dozen pauses under this load.
+  const { report } = smallRun({ router: "tr", warmupMs: 0, durationMs: 60_000, onLog });
   assert.ok(report.scheduler.pauses > 0);
   assert.equal(report.scheduler.pauses, counts.get("program paused") ?? 0, "pauses");
   assert.equal(report.scheduler.marks, counts.get("program marked for pause") ?? 0, "marks");
@@ -80,7 +83,7 @@ test("the report's scheduler counters are the real core's decisions (they match 
 });
 
 test("engine truth: KV usage is sampled every tick and summarised over the window", () => {
-  const { report } = smallRun({ router: "default", schedulerIntervalMs: 5000 });
+  const { report } = sharedRun({ router: "default", schedulerIntervalMs: 5000 });
   const ticks = report.series.t_s.length;
   assert.equal(ticks, 37, "ticks at 0, 5, ..., 180 s");
   for (const b of report.series.backends) assert.equal(b.kv_usage.length, ticks);
@@ -93,7 +96,12 @@ test("engine truth: KV usage is sampled every tick and summarised over the windo
 
 test("a forced resume fires at its deadline between two ticks, as the HTTP runtime arms it", () => {
   const { knobs } = resolveTrKnobs({ maxPause: "7s" });
-  const { report, records } = smallRun({ router: "tr", schedulerIntervalMs: 5000, knobs });
+  const { report, records } = smallRun({
+    router: "tr",
+    schedulerIntervalMs: 5000,
+    knobs,
+    durationMs: 60_000, // a simulated minute: a dozen forced resumes already
+  });
   assert.ok(report.scheduler.forcedResumes > 0, "want forced resumes with a 7 s max pause");
   const waits = records.steps.map((s) => s.pausedMs);
   // The tick after a request parks arms its deadline (src/runtime/service.ts), so it is

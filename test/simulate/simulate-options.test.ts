@@ -1,23 +1,20 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { resolveSimulateFlags } from "../../src/simulate/simulate-options.ts";
 import { simulateSweep } from "../../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../../src/workload/load-workload.ts";
-
-const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+import { runMaitred } from "../cli/run-maitred.ts";
 
 const SMALL = {
   workload: "swe-bash",
   numGpuBlocks: "2000",
   warmup: "0",
-  duration: "40s",
+  duration: "5s",
 };
 
 test("defaults: default and tr at 128 programs on 2 engines, serve's tr knobs", () => {
@@ -112,20 +109,14 @@ test("a sweep gives one run per (router, concurrency), concurrency-major", async
   );
 });
 
-test("maitred simulate writes {runs: [...]} with the bench fields and engine truth", () => {
+test("maitred simulate writes {runs: [...]} with the bench fields and engine truth", async () => {
   const dir = mkdtempSync(join(tmpdir(), "maitred-simulate-"));
   const json = join(dir, "out.json");
   const svg = join(dir, "out.svg");
   const args = ["simulate", "--router", "tr,oracle", "--concurrency", "4", "--duration", "30"];
   const small = ["--workload", "swe-bash", "--num-gpu-blocks", "2000", "--warmup", "0"];
-  const stdout = execFileSync(
-    process.execPath,
-    [MAIN, ...args, ...small, "--json", json, "--svg", svg],
-    {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    },
-  );
+  const { code, stdout } = await runMaitred([...args, ...small, "--json", json, "--svg", svg]);
+  assert.equal(code, 0);
   const doc = JSON.parse(readFileSync(json, "utf8"));
   assert.equal(doc.runs.length, 2);
   for (const run of doc.runs) {
@@ -142,18 +133,14 @@ test("maitred simulate writes {runs: [...]} with the bench fields and engine tru
   assert.match(readFileSync(svg, "utf8"), /^<svg/);
 });
 
-test("maitred simulate with a bad flag exits 2 and names the flag", () => {
-  const r = spawnSync(process.execPath, [MAIN, "simulate", "--concurrency", "-3"], {
-    encoding: "utf8",
-  });
-  assert.equal(r.status, 2);
+test("maitred simulate with a bad flag exits 2 and names the flag", async () => {
+  const r = await runMaitred(["simulate", "--concurrency", "-3"]);
+  assert.equal(r.code, 2);
   assert.match(r.stderr, /--concurrency/);
 });
 
-test("maitred simulate --tool-time-scale 0 exits 2 and names the flag", () => {
-  const r = spawnSync(process.execPath, [MAIN, "simulate", "--tool-time-scale", "0"], {
-    encoding: "utf8",
-  });
-  assert.equal(r.status, 2);
+test("maitred simulate --tool-time-scale 0 exits 2 and names the flag", async () => {
+  const r = await runMaitred(["simulate", "--tool-time-scale", "0"]);
+  assert.equal(r.code, 2);
   assert.match(r.stderr, /--tool-time-scale/);
 });

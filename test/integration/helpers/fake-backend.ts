@@ -1,8 +1,9 @@
 /**
  * A tiny OpenAI-compatible upstream for proxy tests: it records what it received and answers
  * with vLLM's shapes. A stream can be held open after some
- * chunks (disconnect tests), or, for a request with header `x-fake-hold-first`, after its head
- * and before any chunk (preemption tests); /metrics reports the configured KV capacity.
+ * chunks (disconnect tests; a request with header `x-fake-no-hold` is never held), or, for a
+ * request with header `x-fake-hold-first`, after its head and before any chunk (preemption
+ * tests); /metrics reports the configured KV capacity.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -73,6 +74,14 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     }
     if (body.stream !== true) {
       res.writeHead(200, { "content-type": "application/json", "x-upstream": "fake" });
+      if (req.headers["x-fake-hold-first"] !== undefined) {
+        // Head sent, no body yet: the answer is still being generated.
+        res.on("close", () => closed.resolve());
+        res.flushHeaders();
+        heldSignal.resolve();
+        await releaseSignal.promise;
+        if (res.destroyed) return;
+      }
       res.end(
         JSON.stringify({
           id: "cmpl-1",
@@ -103,7 +112,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     }
     res.write(chunkOf("c1", { role: "assistant", content: "" }));
     for (let i = 1; i <= tokens; i++) {
-      if (options.holdAfter != null && i === options.holdAfter + 1) {
+      const holds = options.holdAfter != null && req.headers["x-fake-no-hold"] === undefined;
+      if (holds && i === (options.holdAfter as number) + 1) {
         heldSignal.resolve();
         await releaseSignal.promise;
         if (res.destroyed) return;

@@ -1,7 +1,11 @@
 import { resolveRouterConfig } from "../../../src/config/load-config.ts";
 import type { RouterConfig } from "../../../src/config/router-config.ts";
 import type { SchedulerEvent } from "../../../src/core/events.ts";
-import { createManualClock, type ManualClock } from "../../../src/runtime/clock.ts";
+import {
+  createManualClock,
+  createVirtualClock,
+  type ManualClock,
+} from "../../../src/runtime/clock.ts";
 import {
   type RouterHandle,
   type StartRouterOptions,
@@ -21,20 +25,32 @@ export interface TestRouter extends RouterHandle {
   events: SchedulerEvent[];
 }
 
+export interface TestRouterOptions extends StartRouterOptions {
+  yaml?: string;
+  /**
+   * Run on a virtual clock (src/runtime/clock.ts) instead of a manual one: time jumps to the
+   * next timer whenever the process has settled, so the router's ticks and its `sim:N`
+   * backends' engines run by themselves, in no real time. Stopped when the router closes.
+   */
+  virtualTime?: boolean;
+}
+
 /**
- * A router on a free loopback port with a manual clock: its ticker only moves when the test
- * advances the clock or calls `ticker.runOnce()`, so nothing depends on elapsed time.
+ * A router on a free loopback port with a manual clock: its ticker (and the engines of its
+ * `sim:N` backends) only move when the test advances the clock or calls `ticker.runOnce()`,
+ * so nothing depends on elapsed time.
  */
 export async function startTestRouter(
   flags: Record<string, unknown>,
-  options: StartRouterOptions & { yaml?: string } = {},
+  options: TestRouterOptions = {},
 ): Promise<TestRouter> {
   const config = resolveRouterConfig({
     flags: { host: "127.0.0.1", port: "0", ...flags },
     configFile: options.yaml === undefined ? undefined : "test.yaml",
     readFile: () => options.yaml ?? "",
   });
-  const clock = createManualClock(1_000_000);
+  const virtual = options.virtualTime === true ? createVirtualClock(1_000_000) : null;
+  const clock = virtual ?? createManualClock(1_000_000);
   const events: SchedulerEvent[] = [];
   const waiters: Array<{
     pred: (e: SchedulerEvent) => boolean;
@@ -61,6 +77,10 @@ export async function startTestRouter(
   await handle.ticker.runOnce(); // the start-up tick: capacity known before the first request
   return {
     ...handle,
+    async close() {
+      await handle.close();
+      virtual?.stop();
+    },
     clock,
     config,
     events,

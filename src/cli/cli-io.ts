@@ -1,0 +1,22 @@
+/**
+ * What a command reads and writes besides its files: its output streams and its environment.
+ * `maitred` gives every command the process's own; tests give their own, so a command runs
+ * in the test's process (parse, validate, run) and its output and exit code can be checked
+ * without starting another Node.
+ */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  /** Where `MAITRED_*` settings are read from. */
+  env: NodeJS.ProcessEnv;
+}
+
+export const processIo: CliIo = {
+  stdout: (text) => {
+    process.stdout.write(text);
+  },
+  stderr: (text) => {
+    process.stderr.write(text);
+  },
+  env: process.env,
+};

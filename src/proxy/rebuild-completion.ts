@@ -1,0 +1,400 @@
+/**
+ * Rebuilds the ordinary JSON answer of a completion request from the backend's SSE stream, for
+ * a client that asked for no stream. maitred streams from the backend for every request
+ * because the stream is how the scheduler learns a request's progress: its first token, its
+ * token count as it grows, and its usage at the end. A plain JSON answer says nothing until
+ * the very end.
+ *
+ * What is joined, per choice (`index`, so `n` > 1 works): the text of every string field of
+ * `delta` (`content`, `reasoning_content` or `reasoning`, `refusal`) or the legacy `text`;
+ * tool calls by their `index`, `function.arguments` joined from the pieces; the arrays of
+ * `logprobs` concatenated (chat's `content`/`refusal`, legacy `tokens`, `token_logprobs`,
+ * `top_logprobs`, `text_offset`); the last non-null `finish_reason` and every other choice key
+ * (`stop_reason`, `matched_stop`, …). Top-level keys (`system_fingerprint`, …) and the last
+ * `usage` are kept as sent.
+ *
+ * The full response has fields the stream never carries (vLLM's non-streamed body lists every
+ * field, nulls included), so the layout follows the backend type: vLLM's or SGLang's key order
+ * with their null fields, then any other key the stream carried. An error event in the stream
+ * becomes the response, with the status its `code` names.
+ *
+ * Content events (events with a non-empty `choices`, one per engine step) are counted as the
+ * relay counts them (sse-relay.ts), so a rebuilt answer and a relayed stream feed the scheduler
+ * the same progress. Framing: OpenAI-style servers end every line with `\n`, so events are cut
+ * at `\n\n` with a native search; once a `\r` shows up (the SSE format also allows `\r\n`
+ * and `\r`) the rest of the stream goes through eventsource-parser.
+ */
+import { createParser, type EventSourceParser } from "eventsource-parser";
+import type { Usage } from "../core/events.ts";
+import { asObj, type Json } from "../util/json-object.ts";
+import type { Endpoint } from "./prepare-request.ts";
+import { usageFrom } from "./usage.ts";
+
+const LF = 0x0a;
+const CR = 0x0d;
+
+export type ResponseFlavour = "vllm" | "sglang";
+
+export interface RebuildOptions {
+  endpoint: Endpoint;
+  flavour: ResponseFlavour;
+  /**
+   * `message.content` of an answer made of tool calls and no text: vLLM answers a `required`
+   * or named `tool_choice` with "" and an `auto` one with null, which the stream (an empty
+   * role delta either way) cannot tell apart.
+   */
+  toolCallContent: "" | null;
+}
+
+export interface RebuildHooks {
+  /** Content events passed: `count` = content events so far (called once per chunk). */
+  onContent(count: number, previous: number): void;
+}
+
+export interface RebuiltResponse {
+  status: number;
+  body: string;
+}
+
+export interface CompletionRebuilder {
+  push(chunk: Buffer): void;
+  /** The answer once the stream ended; null when the stream held neither choices nor error. */
+  finish(): RebuiltResponse | null;
+  readonly contentEvents: number;
+  readonly usage: Usage | null;
+}
+
+interface ToolCall {
+  id: unknown;
+  type: unknown;
+  name: string;
+  args: string;
+}
+
+interface Choice {
+  index: number;
+  role: unknown;
+  /** Joined string fields of `delta` (chat) or `text` (legacy), in order of first appearance. */
+  texts: Map<string, string>;
+  /** Other `delta` fields, last non-null value. */
+  others: Json;
+  toolCalls: ToolCall[];
+  functionCall: { name: string; args: string } | null;
+  logprobs: Json | null;
+  finishReason: unknown;
+  /** Other choice fields, last non-null value. */
+  extras: Json;
+}
+
+/** vLLM's top-level keys up to `usage`, the same for chat and legacy completions. */
+const VLLM_TOP = [
+  "id",
+  "object",
+  "created",
+  "model",
+  "choices",
+  "service_tier",
+  "system_fingerprint",
+  "usage",
+];
+const SGLANG_TOP = ["id", "object", "created", "model", "choices", "usage"];
+const USAGE = ["prompt_tokens", "total_tokens", "completion_tokens", "prompt_tokens_details"];
+
+/** Key order of the full response per backend type; fields the stream lacks are null. */
+const LAYOUT = {
+  vllm: {
+    chat: {
+      top: [...VLLM_TOP, "prompt_logprobs", "kv_transfer_params"],
+      choice: ["index", "message", "logprobs", "finish_reason", "stop_reason"],
+      message: [
+        "role",
+        "content",
+        "refusal",
+        "annotations",
+        "audio",
+        "function_call",
+        "tool_calls",
+        "reasoning_content",
+      ],
+    },
+    completions: {
+      top: [...VLLM_TOP, "kv_transfer_params"],
+      choice: ["index", "text", "logprobs", "finish_reason", "stop_reason", "prompt_logprobs"],
+      message: [],
+    },
+    usage: USAGE,
+    /** vLLM lists no tool calls as `[]`. */
+    noToolCalls: [] as unknown[] | null,
+  },
+  sglang: {
+    chat: {
+      top: SGLANG_TOP,
+      choice: ["index", "message", "logprobs", "finish_reason", "matched_stop"],
+      message: ["role", "content", "reasoning_content", "tool_calls"],
+    },
+    completions: {
+      top: SGLANG_TOP,
+      choice: ["index", "text", "logprobs", "finish_reason", "matched_stop"],
+      message: [],
+    },
+    usage: USAGE,
+    noToolCalls: null as unknown[] | null,
+  },
+} as const;
+
+/** `template`'s keys first (null when unseen), then the other keys of `seen` in their order. */
+function ordered(template: readonly string[], seen: Json): Json {
+  const out: Json = {};
+  for (const k of template) out[k] = seen[k] ?? null;
+  for (const k in seen) if (!(k in out)) out[k] = seen[k];
+  return out;
+}
+
+/** Keep the last non-null value of each key; a key seen only as null stays null. */
+function keepLast(into: Json, key: string, value: unknown): void {
+  if (value !== null && value !== undefined) into[key] = value;
+  else if (!(key in into)) into[key] = null;
+}
+
+function mergeLogprobs(into: Json | null, piece: Json): Json {
+  const out = into ?? {};
+  for (const k in piece) {
+    const v = piece[k];
+    if (Array.isArray(v)) {
+      const prev = out[k];
+      out[k] = Array.isArray(prev) ? prev.concat(v) : v.slice();
+    } else keepLast(out, k, v);
+  }
+  return out;
+}
+
+const CHOICE_OWN_KEYS = new Set(["index", "delta", "text", "logprobs", "finish_reason"]);
+
+function newChoice(index: number): Choice {
+  return {
+    index,
+    role: null,
+    texts: new Map(),
+    others: {},
+    toolCalls: [],
+    functionCall: null,
+    logprobs: null,
+    finishReason: null,
+    extras: {},
+  };
+}
+
+function addToolCallDeltas(choice: Choice, deltas: unknown[]): void {
+  for (const d of deltas) {
+    const delta = asObj(d);
+    if (delta === undefined) continue;
+    const i = typeof delta.index === "number" ? delta.index : choice.toolCalls.length;
+    choice.toolCalls[i] ??= { id: null, type: null, name: "", args: "" };
+    const call = choice.toolCalls[i];
+    if (delta.id !== undefined && delta.id !== null) call.id = delta.id;
+    if (delta.type !== undefined && delta.type !== null) call.type = delta.type;
+    const fn = asObj(delta.function);
+    if (typeof fn?.name === "string") call.name += fn.name;
+    if (typeof fn?.arguments === "string") call.args += fn.arguments;
+  }
+}
+
+function addDelta(choice: Choice, delta: Json): void {
+  for (const k in delta) {
+    const v = delta[k];
+    if (k === "role") {
+      if (v !== null && v !== undefined) choice.role = v;
+    } else if (k === "tool_calls") {
+      if (Array.isArray(v)) addToolCallDeltas(choice, v);
+    } else if (k === "function_call") {
+      const fn = asObj(v);
+      if (fn === undefined) continue;
+      choice.functionCall ??= { name: "", args: "" };
+      if (typeof fn.name === "string") choice.functionCall.name += fn.name;
+      if (typeof fn.arguments === "string") choice.functionCall.args += fn.arguments;
+    } else if (typeof v === "string") {
+      choice.texts.set(k, (choice.texts.get(k) ?? "") + v);
+    } else keepLast(choice.others, k, v);
+  }
+}
+
+function addChoice(choices: Choice[], raw: Json): void {
+  const index = typeof raw.index === "number" ? raw.index : 0;
+  choices[index] ??= newChoice(index);
+  const choice = choices[index];
+  const delta = asObj(raw.delta);
+  if (delta !== undefined) addDelta(choice, delta);
+  if (typeof raw.text === "string")
+    choice.texts.set("text", (choice.texts.get("text") ?? "") + raw.text);
+  const lp = asObj(raw.logprobs);
+  if (lp !== undefined) choice.logprobs = mergeLogprobs(choice.logprobs, lp);
+  if (raw.finish_reason !== null && raw.finish_reason !== undefined)
+    choice.finishReason = raw.finish_reason;
+  for (const k in raw) if (!CHOICE_OWN_KEYS.has(k)) keepLast(choice.extras, k, raw[k]);
+}
+
+function buildToolCalls(choice: Choice): unknown[] {
+  return choice.toolCalls
+    .filter((c) => c !== undefined)
+    .map((c) => ({
+      id: c.id,
+      type: c.type ?? "function",
+      function: { name: c.name, arguments: c.args },
+    }));
+}
+
+function buildMessage(choice: Choice, options: RebuildOptions): Json {
+  const layout = LAYOUT[options.flavour];
+  const seen: Json = { role: choice.role ?? "assistant" };
+  for (const [k, v] of choice.texts) seen[k] = v;
+  for (const k in choice.others) seen[k] ??= choice.others[k];
+  const calls = buildToolCalls(choice);
+  seen.tool_calls = calls.length > 0 ? calls : layout.noToolCalls;
+  if (calls.length > 0 && (seen.content ?? "") === "") seen.content = options.toolCallContent;
+  if (choice.functionCall !== null)
+    seen.function_call = { name: choice.functionCall.name, arguments: choice.functionCall.args };
+  // Newer vLLM builds call the reasoning text `reasoning`; list only the name the stream used.
+  const template = layout.chat.message.filter(
+    (k) => !(k === "reasoning_content" && choice.texts.has("reasoning")),
+  );
+  return ordered(template, seen);
+}
+
+export function createCompletionRebuilder(
+  options: RebuildOptions,
+  hooks: RebuildHooks,
+): CompletionRebuilder {
+  const chat = options.endpoint === "chat";
+  const layout = LAYOUT[options.flavour];
+  const top: Json = {};
+  const choices: Choice[] = [];
+  let usageRaw: Json | null = null;
+  let usage: Usage | null = null;
+  let error: { status: number; body: string } | null = null;
+  let sawCompletion = false;
+  let contentEvents = 0;
+
+  const onData = (data: string) => {
+    if (error !== null || data === "[DONE]" || data === "") return;
+    let event: Json | undefined;
+    try {
+      event = asObj(JSON.parse(data));
+    } catch {
+      return; // not JSON: nothing a completion is made of
+    }
+    if (event === undefined) return;
+    const envelope = asObj(event.error);
+    if (envelope !== undefined || event.object === "error") {
+      const code = (envelope ?? event).code;
+      const status = Number.isInteger(code) && (code as number) >= 400 && (code as number) < 600;
+      error = { status: status ? (code as number) : 500, body: data };
+      return;
+    }
+    sawCompletion = true;
+    for (const k in event) {
+      if (k === "choices" || k === "usage" || k === "object") continue;
+      if (k === "id" || k === "created" || k === "model") top[k] ??= event[k];
+      else keepLast(top, k, event[k]);
+    }
+    const u = asObj(event.usage);
+    if (u !== undefined) {
+      usageRaw = u;
+      usage = usageFrom(event) ?? usage;
+    }
+    if (Array.isArray(event.choices) && event.choices.length > 0) {
+      contentEvents++;
+      for (const c of event.choices) {
+        const raw = asObj(c);
+        if (raw !== undefined) addChoice(choices, raw);
+      }
+    }
+  };
+
+  /** The event in `buf[from, end)` (LF line endings): its `data:` lines joined. */
+  const lfEvent = (buf: Buffer, from: number, end: number) => {
+    const single = buf.indexOf(LF, from);
+    if ((single < 0 || single >= end) && buf.toString("latin1", from, from + 6) === "data: ") {
+      onData(buf.toString("utf8", from + 6, end).trim());
+      return;
+    }
+    let data: string | null = null;
+    for (const line of buf.toString("utf8", from, end).split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
+      data = data === null ? value : `${data}\n${value}`;
+    }
+    if (data !== null) onData(data.trim());
+  };
+  let carry: Buffer | null = null;
+  let general: { parser: EventSourceParser; decoder: InstanceType<typeof TextDecoder> } | null =
+    null;
+  const feed = (buf: Buffer) => {
+    if (general === null && buf.indexOf(CR) >= 0) {
+      general = {
+        parser: createParser({ onEvent: (e) => onData(e.data.trim()) }),
+        decoder: new TextDecoder(),
+      };
+    }
+    if (general !== null) {
+      general.parser.feed(general.decoder.decode(buf, { stream: true }));
+      return;
+    }
+    let from = 0;
+    for (let end = buf.indexOf("\n\n", from); end >= 0; end = buf.indexOf("\n\n", from)) {
+      if (end > from) lfEvent(buf, from, end);
+      from = end + 2;
+    }
+    carry = from < buf.length ? Buffer.from(buf.subarray(from)) : null;
+  };
+  const counted = (push: () => void) => {
+    const before = contentEvents;
+    push();
+    if (contentEvents !== before) hooks.onContent(contentEvents, before);
+  };
+
+  const build = (): string => {
+    const shape = chat ? layout.chat : layout.completions;
+    const built = choices
+      .filter((c) => c !== undefined)
+      .map((c) => {
+        const seen: Json = { index: c.index };
+        if (chat) seen.message = buildMessage(c, options);
+        else seen.text = c.texts.get("text") ?? "";
+        seen.logprobs = c.logprobs;
+        seen.finish_reason = c.finishReason;
+        for (const k in c.extras) seen[k] = c.extras[k];
+        return ordered(shape.choice, seen);
+      });
+    const seen: Json = { ...top, object: chat ? "chat.completion" : "text_completion" };
+    seen.choices = built;
+    seen.usage = usageRaw === null ? null : ordered(layout.usage, usageRaw);
+    return JSON.stringify(ordered(shape.top, seen));
+  };
+
+  return {
+    push(chunk) {
+      counted(() => {
+        const buf = carry === null ? chunk : Buffer.concat([carry, chunk]);
+        carry = null;
+        feed(buf);
+      });
+    },
+    finish() {
+      // An unterminated last event still counts.
+      counted(() => {
+        if (general !== null) general.parser.feed(`${general.decoder.decode()}\n\n`);
+        else if (carry !== null && carry.length > 0) lfEvent(carry, 0, carry.length);
+        carry = null;
+      });
+      if (error !== null) return error;
+      if (!sawCompletion) return null;
+      return { status: 200, body: build() };
+    },
+    get contentEvents() {
+      return contentEvents;
+    },
+    get usage() {
+      return usage;
+    },
+  };
+}
