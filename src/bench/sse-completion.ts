@@ -15,6 +15,7 @@
  */
 
 import { createParser } from "eventsource-parser";
+import { asObj, type Json } from "../util/json-object.ts";
 
 export interface StreamedCompletion {
   prompt: number;
@@ -31,11 +32,6 @@ export interface SseCompletionReader {
   /** The completion once the stream ended; null without usage (not a completion). */
   result(): StreamedCompletion | null;
 }
-
-export type Json = Record<string, unknown>;
-/** `v` when it is a JSON object, else undefined. */
-export const asObj = (v: unknown): Json | undefined =>
-  typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Json) : undefined;
 
 export function createSseCompletionReader(onFirstToken: () => void): SseCompletionReader {
   let first = true;

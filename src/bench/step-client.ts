@@ -1,8 +1,8 @@
 import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
+import { asObj } from "../util/json-object.ts";
 import { parseRetryAfter } from "./retry-policy.ts";
 import {
-  asObj,
   completionFromJson,
   createSseCompletionReader,
   type StreamedCompletion,
