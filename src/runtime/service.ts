@@ -210,6 +210,10 @@ export async function startRouter(
     openResponses.add(res);
     res.once("close", () => openResponses.delete(res));
   });
+  // The first tick runs before the port opens, so the first request already meets every
+  // backend's capacity and engine figures (as in `simulate`, whose first tick precedes any
+  // arrival); a backend that does not answer costs at most the poll timeout.
+  await ticker.start();
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {
@@ -220,7 +224,6 @@ export async function startRouter(
   const port = (server.address() as AddressInfo).port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  void ticker.start();
   void engineTicker?.start();
   logger.info("maitred listening", { url, mode: config.router, backends });
 
