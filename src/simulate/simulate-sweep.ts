@@ -1,5 +1,5 @@
 import type { Workload } from "../workload/types.ts";
-import { runSimulation, type SimRouter } from "./run-simulation.ts";
+import { runSimulation, type SimRouter, type SimRunOptions } from "./run-simulation.ts";
 import type { SimulateOptions } from "./simulate-options.ts";
 import type { SimulateRunReport } from "./simulate-report.ts";
 
@@ -14,6 +14,28 @@ export interface SweepHooks {
   onRunEnd?(report: SimulateRunReport): void;
 }
 
+/** One run of a `maitred simulate` invocation: its router and concurrency, the rest shared. */
+export function simRunOptions(
+  o: SimulateOptions,
+  router: SimRouter,
+  concurrency: number,
+  workload: Workload,
+): SimRunOptions {
+  return {
+    router,
+    concurrency,
+    workload,
+    numBackends: o.numBackends,
+    profile: o.profile,
+    numGpuBlocks: o.numGpuBlocks,
+    warmupMs: o.warmupMs,
+    durationMs: o.durationMs,
+    schedulerIntervalMs: o.schedulerIntervalMs,
+    knobs: o.knobs,
+    engineSeed: o.seed,
+  };
+}
+
 export function simulateSweep(
   o: SimulateOptions,
   workload: Workload,
@@ -23,19 +45,7 @@ export function simulateSweep(
   for (const concurrency of o.concurrency) {
     for (const router of o.routers) {
       hooks.onRunStart?.(router, concurrency);
-      const { report } = runSimulation({
-        router,
-        concurrency,
-        workload,
-        numBackends: o.numBackends,
-        profile: o.profile,
-        numGpuBlocks: o.numGpuBlocks,
-        warmupMs: o.warmupMs,
-        durationMs: o.durationMs,
-        schedulerIntervalMs: o.schedulerIntervalMs,
-        knobs: o.knobs,
-        engineSeed: o.seed,
-      });
+      const { report } = runSimulation(simRunOptions(o, router, concurrency, workload));
       hooks.onRunEnd?.(report);
       reports.push(report);
     }

@@ -14,6 +14,7 @@ import { inProcessStarters } from "../../src/bench/start-router-for.ts";
 import { createVirtualClock } from "../../src/runtime/clock.ts";
 import { runSimulation } from "../../src/simulate/run-simulation.ts";
 import { resolveSimulateFlags } from "../../src/simulate/simulate-options.ts";
+import { simRunOptions } from "../../src/simulate/simulate-sweep.ts";
 import type { Logger } from "../../src/util/logger.ts";
 import { loadWorkload } from "../../src/workload/load-workload.ts";
 
@@ -66,17 +67,7 @@ async function inSimulate(): Promise<{ steps: number; decisions: string[] }> {
   const decisions: string[] = [];
   const o = resolveSimulateFlags({ ...RUN, router: "tr" });
   const { report } = runSimulation({
-    router: "tr",
-    concurrency: o.concurrency[0],
-    workload: await loadWorkload(o.workload),
-    numBackends: o.numBackends,
-    profile: o.profile,
-    numGpuBlocks: o.numGpuBlocks,
-    warmupMs: o.warmupMs,
-    durationMs: o.durationMs,
-    schedulerIntervalMs: o.schedulerIntervalMs,
-    knobs: o.knobs,
-    engineSeed: o.seed,
+    ...simRunOptions(o, "tr", o.concurrency[0], await loadWorkload(o.workload)),
     onLog: (_level, msg, fields) => {
       const d = decision(msg, fields);
       if (d !== null) decisions.push(d);
