@@ -10,6 +10,8 @@
 
 export type ErrorCode =
   | "bad_request"
+  | "unauthorized"
+  | "forbidden"
   | "invalid_json"
   | "context_length_exceeded"
   | "not_found"
@@ -78,6 +80,21 @@ export class MaitredError extends Error {
 export const Errors = {
   badRequest: (message: string, param: string | null = null) =>
     new MaitredError(400, "bad_request", message, { param }),
+  unauthorized: () =>
+    new MaitredError(
+      401,
+      "unauthorized",
+      "This route needs the admin token (Authorization: Bearer).",
+      {
+        headers: { "www-authenticate": "Bearer" },
+      },
+    ),
+  forbidden: () =>
+    new MaitredError(
+      403,
+      "forbidden",
+      "This route answers loopback clients only; start maitred with --admin-token to reach it from elsewhere.",
+    ),
   invalidJson: (detail: string) =>
     new MaitredError(400, "invalid_json", `Request body is not valid JSON: ${detail}`),
   contextLength: (message: string) =>

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
+import { ConfigError } from "../errors.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { IDENTITY_SOURCES, type IdentitySource, parseIdentityOrder } from "./identity-sources.ts";
 import { parseBackends } from "./parse-backends.ts";
@@ -65,6 +66,8 @@ export interface RouterConfig {
   pollConcurrency: number;
   upstreamConnections: number;
   shutdownGraceMs: number;
+  /** `--admin-token`: the bearer token of the admin routes; null = loopback clients only. */
+  adminToken: string | null;
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
   sim: Record<string, unknown>;
@@ -131,6 +134,7 @@ export const DEFAULT_CONFIG: RouterConfig = {
   pollConcurrency: POLL_CONCURRENCY,
   upstreamConnections: 0,
   shutdownGraceMs: SHUTDOWN_GRACE_S * 1000,
+  adminToken: null,
   identityOrder: [...IDENTITY_SOURCES],
   sim: {},
   priority: DEFAULT_PRIORITY,
@@ -335,6 +339,22 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<n>",
     help: "keep-alive connections per backend (0 = unlimited)",
     parse: int(0, 1_000_000),
+  },
+  {
+    key: "admin-token",
+    prop: "adminToken",
+    arg: "<token>",
+    help: "bearer token of the admin routes (GET /programs, /programs/:id, /backends, /profiles); without it they answer loopback clients only",
+    defaultText: "none",
+    parse: (r, s) => {
+      const token = parseString(r, s);
+      if (token.length < 16 || /\s/.test(token))
+        throw new ConfigError(
+          s.field,
+          `must be at least 16 characters without spaces (from ${s.origin})`,
+        );
+      return token;
+    },
   },
   {
     key: "shutdown-grace",

@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
+import { checkAdmin } from "./admin-access.ts";
 import { backendsJson, healthJson, programJson, programsJson } from "./admin-views.ts";
 import { listModels } from "./models-route.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
@@ -35,6 +36,14 @@ export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
     return RESPONSE_ALREADY_SENT;
   });
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
+
+  // The admin routes (admin-access.ts): GET only, so releasing a program stays open to agents.
+  for (const path of ["/programs", "/programs/:id", "/backends", "/profiles", "/profiles/:id"]) {
+    app.get(path, async (c, next) => {
+      checkAdmin(c.env.incoming, deps.adminToken);
+      await next();
+    });
+  }
 
   app.get("/programs", (c) => c.json(programsJson(loop.scheduler.snapshot())));
   app.get("/programs/:id", (c) => {

@@ -26,6 +26,8 @@ export interface ProxyDeps {
    */
   priority: ClassResolver | null;
   maxBodySize: number;
+  /** `--admin-token`; null = the admin routes answer loopback clients only. */
+  adminToken: string | null;
   /** Whether plain requests are streamed from the backend and rebuilt (prepare-request.ts). */
   upstreamStream: UpstreamStream;
   /** The backend type, whose layout a rebuilt plain answer follows. */

@@ -189,6 +189,7 @@ export async function startRouter(
     identityOrder: config.identityOrder,
     priority: priorities ? createClassResolver(config.priority) : null,
     maxBodySize: config.maxBodySize,
+    adminToken: config.adminToken,
     upstreamStream: config.upstreamStream,
     responseFlavour: config.backendType,
     progressIntervalTokens: config.progressIntervalTokens,
@@ -226,6 +227,11 @@ export async function startRouter(
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   void engineTicker?.start();
   logger.info("maitred listening", { url, mode: config.router, backends });
+  logger.info(
+    config.adminToken === null
+      ? "admin routes (/programs, /backends, /profiles) answer loopback clients only; set --admin-token to reach them from elsewhere"
+      : "admin routes (/programs, /backends, /profiles) need the admin token",
+  );
 
   let closing: Promise<void> | null = null;
   async function shutdown(): Promise<void> {
