@@ -17,6 +17,10 @@ export type ErrorCode =
   | "not_found"
   | "model_not_found"
   | "payload_too_large"
+  | "malformed_request"
+  | "headers_too_large"
+  | "request_timeout"
+  | "expectation_failed"
   | "method_not_allowed"
   | "rate_limited"
   | "queue_full"
@@ -41,7 +45,9 @@ const TYPE_BY_STATUS: Record<number, string> = {
   405: "MethodNotAllowedError",
   408: "RequestTimeoutError",
   413: "PayloadTooLargeError",
+  417: "ExpectationFailedError",
   429: "RateLimitError",
+  431: "RequestHeaderFieldsTooLargeError",
   499: "ClientClosedRequestError",
   500: "InternalServerError",
   502: "BadGatewayError",
@@ -105,6 +111,14 @@ export const Errors = {
     new MaitredError(404, "model_not_found", `The model \`${model}\` does not exist.`, {
       param: "model",
     }),
+  malformedRequest: (detail: string) =>
+    new MaitredError(400, "malformed_request", `Malformed HTTP request: ${detail}.`),
+  headersTooLarge: () =>
+    new MaitredError(431, "headers_too_large", "Request header fields are too large."),
+  requestTimeout: () =>
+    new MaitredError(408, "request_timeout", "The request was not received in time."),
+  expectationFailed: (expect: string) =>
+    new MaitredError(417, "expectation_failed", `Expect: ${expect} is not supported.`),
   payloadTooLarge: (limit: number) =>
     new MaitredError(413, "payload_too_large", `Request body exceeds the limit of ${limit} bytes.`),
   queueFull: (message: string) =>
@@ -151,8 +165,14 @@ export const Errors = {
 } as const;
 
 export interface ErrorBody {
-  error: { message: string; type: string; param: string | null; code: number };
+  error: { message: string; type: string; param: string | null; code: string | number };
 }
+
+/**
+ * What `error.code` holds: maitred's own stable name (`"queue_full"`), as the OpenAI schema
+ * has a string there, or the HTTP status, as vLLM writes it (the simulated backend's shape).
+ */
+export type ErrorCodeStyle = "name" | "status";
 
 export interface ErrorResponse {
   status: number;
@@ -161,7 +181,7 @@ export interface ErrorResponse {
 }
 
 /** The one mapping from anything thrown to an OpenAI-envelope response. */
-export function toErrorResponse(err: unknown): ErrorResponse {
+export function toErrorResponse(err: unknown, style: ErrorCodeStyle = "name"): ErrorResponse {
   const e = err instanceof MaitredError ? err : Errors.internal();
   return {
     status: e.status,
@@ -171,15 +191,15 @@ export function toErrorResponse(err: unknown): ErrorResponse {
         message: e.message,
         type: errorTypeForStatus(e.status),
         param: e.param,
-        code: e.status,
+        code: style === "name" ? e.code : e.status,
       },
     },
   };
 }
 
 /** The envelope as a JSON string (SSE error events and plain responses). */
-export function errorBodyJson(err: unknown): string {
-  return JSON.stringify(toErrorResponse(err).body);
+export function errorBodyJson(err: unknown, style: ErrorCodeStyle = "name"): string {
+  return JSON.stringify(toErrorResponse(err, style).body);
 }
 
 /**

@@ -19,6 +19,7 @@ import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
+import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
@@ -202,6 +203,8 @@ export async function startRouter(
     latestSample: (id) => poller.latest(id),
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  server.on("clientError", answerClientError);
+  server.on("checkExpectation", refuseExpectation);
   // Responses not yet complete, so shutdown can wait for the last bytes (not only for the
   // request's end) before closing connections. Requests that come in on kept-alive
   // connections after shutdown began get their 503 and then the connection closes.

@@ -106,7 +106,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
   app.post("/flush_cache", resetPrefixCache);
 
   const respond = (c: Context, err: unknown) => {
-    const res = toErrorResponse(err);
+    const res = toErrorResponse(err, "status");
     return c.json(res.body, res.status as ContentfulStatusCode, res.headers);
   };
   app.notFound((c) =>

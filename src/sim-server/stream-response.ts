@@ -92,7 +92,7 @@ export function streamResponse(
     // vLLM sends a mid-stream error as one data event, then [DONE].
     fail(error) {
       if (!open) return;
-      push(sseEvent(errorBodyJson(error)));
+      push(sseEvent(errorBodyJson(error, "status")));
       close();
     },
   });

@@ -5,7 +5,7 @@ import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { startTestRouter } from "./helpers/test-router.ts";
 
 interface Envelope {
-  error: { message: string; type: string; param: string | null; code: number };
+  error: { message: string; type: string; param: string | null; code: string | number };
 }
 
 async function post(url: string, body: string, headers: Record<string, string> = {}) {
@@ -33,7 +33,11 @@ test("malformed JSON is a 400 in the OpenAI envelope, and the router keeps servi
     const { res, json } = await post(router.url, "{not json");
     assert.equal(res.status, 400);
     assert.equal(json.error.type, "BadRequestError");
-    assert.equal(json.error.code, 400);
+    assert.equal(
+      json.error.code,
+      "invalid_json",
+      "a stable name, as the OpenAI schema has a string",
+    );
     assert.match(json.error.message, /not valid JSON/);
     const ok = await post(router.url, JSON.stringify({ model: "m", messages: [] }));
     assert.equal(ok.res.status, 200);

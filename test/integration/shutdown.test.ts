@@ -60,7 +60,7 @@ test("a stream still running when the shutdown grace ends is cancelled with an i
     await router.waitForEvent((e) => e.kind === "shutdown");
     router.clock.advance(10_000); // the grace period, on the router's clock
     const body = await text;
-    assert.match(body, /"code":503/, "the client learns why its stream ended");
+    assert.match(body, /"code":"shutting_down"/, "the client learns why its stream ended");
     assert.match(body, /shutting down/);
     await closing;
     const finished = router.events.find((e) => e.kind === "request_finished");
