@@ -13,6 +13,8 @@ export type ErrorCode =
   | "unauthorized"
   | "forbidden"
   | "invalid_json"
+  | "json_too_deep"
+  | "program_id_invalid"
   | "context_length_exceeded"
   | "not_found"
   | "model_not_found"
@@ -101,6 +103,10 @@ export const Errors = {
       "forbidden",
       "This route answers loopback clients only; start maitred with --admin-token to reach it from elsewhere.",
     ),
+  invalidProgramId: (message: string, param: string) =>
+    new MaitredError(400, "program_id_invalid", message, { param }),
+  jsonTooDeep: (limit: number) =>
+    new MaitredError(400, "json_too_deep", `Request body nests deeper than ${limit} levels.`),
   invalidJson: (detail: string) =>
     new MaitredError(400, "invalid_json", `Request body is not valid JSON: ${detail}`),
   contextLength: (message: string) =>

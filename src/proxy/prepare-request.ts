@@ -52,6 +52,31 @@ export interface PreparedRequest {
 
 type Json = Record<string, unknown>;
 
+/**
+ * Deepest nesting a request may have. OpenAI requests nest a handful of levels (a tool's JSON
+ * schema a few more); Python's JSON decoder, which the backends use, stops near 1,000, and
+ * walking a deeper value would only spend the router's stack.
+ */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether `doc` nests deeper than `limit` (walked without recursion; strings are not entered). */
+function tooDeep(doc: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[doc, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (depth > limit) return true;
+    if (Array.isArray(v)) {
+      for (const x of v) if (typeof x === "object" && x !== null) stack.push([x, depth + 1]);
+    } else if (typeof v === "object" && v !== null) {
+      for (const k in v) {
+        const x = (v as Json)[k];
+        if (typeof x === "object" && x !== null) stack.push([x, depth + 1]);
+      }
+    }
+  }
+  return false;
+}
+
 function parseBody(raw: Buffer): Json {
   let doc: unknown;
   try {
@@ -62,6 +87,7 @@ function parseBody(raw: Buffer): Json {
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) {
     throw Errors.badRequest("Request body must be a JSON object.");
   }
+  if (tooDeep(doc, MAX_JSON_DEPTH)) throw Errors.jsonTooDeep(MAX_JSON_DEPTH);
   return doc as Json;
 }
 

@@ -42,11 +42,15 @@ const isObject = (v: unknown): v is Json =>
 function idValue(v: unknown, param: string): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v === "number" && Number.isFinite(v)) return String(v);
-  if (typeof v !== "string") throw Errors.badRequest(`${param} must be a string`, param);
+  if (typeof v !== "string") throw Errors.invalidProgramId(`${param} must be a string`, param);
   const s = v.trim();
   if (s === "") return null;
   if (s.length > MAX_ID_LENGTH) {
-    throw Errors.badRequest(`${param} is longer than ${MAX_ID_LENGTH} characters`, param);
+    throw Errors.invalidProgramId(`${param} is longer than ${MAX_ID_LENGTH} characters`, param);
+  }
+  // A lone UTF-16 surrogate cannot be written as UTF-8 (in a header, a log line, a label).
+  if (!s.isWellFormed()) {
+    throw Errors.invalidProgramId(`${param} is not valid Unicode (a lone surrogate)`, param);
   }
   return s;
 }

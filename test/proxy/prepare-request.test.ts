@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { IDENTITY_SOURCES } from "../../src/config/identity-sources.ts";
 import type { MaitredError } from "../../src/errors.ts";
-import { messageCharsOf, prepareRequest } from "../../src/proxy/prepare-request.ts";
+import { MAX_JSON_DEPTH, messageCharsOf, prepareRequest } from "../../src/proxy/prepare-request.ts";
 
 const ORDER = [...IDENTITY_SOURCES];
 const buf = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v));
@@ -119,4 +119,34 @@ test("x-maitred-max-wait-ms must be a non-negative number", () => {
     () => prepareRequest("chat", buf({}), { "x-maitred-max-wait-ms": "soon" }, ORDER),
     (e: MaitredError) => e.status === 400 && e.param === "x-maitred-max-wait-ms",
   );
+});
+
+test("a body nested deeper than the limit is a 400 before anything else reads it", () => {
+  const nested = (depth: number) => `${"[".repeat(depth)}${"]".repeat(depth)}`;
+  const body = (depth: number) =>
+    buf(`{"model":"m","messages":[{"role":"user","content":${nested(depth)}}]}`);
+  // The body itself, `messages`, a message and `content` are four levels.
+  assert.doesNotThrow(() => prepareRequest("chat", body(MAX_JSON_DEPTH - 3), {}, ORDER));
+  for (const depth of [MAX_JSON_DEPTH - 2, 5_000, 100_000]) {
+    assert.throws(
+      () => prepareRequest("chat", body(depth), {}, ORDER),
+      (e: MaitredError) => e.status === 400 && e.code === "json_too_deep",
+      String(depth),
+    );
+  }
+});
+
+test("a program id that is not valid Unicode is a 400, at the top level or in extra_body", () => {
+  for (const raw of [
+    '{"program_id":"a\\ud800b","messages":[]}',
+    '{"extra_body":{"program_id":"\\udfff"},"messages":[]}',
+  ]) {
+    assert.throws(
+      () => prepareRequest("chat", buf(raw), {}, ORDER),
+      (e: MaitredError) => e.status === 400 && e.code === "program_id_invalid",
+      raw,
+    );
+  }
+  const p = prepareRequest("chat", buf({ messages: [], program_id: "agent-\u{1f600}" }), {}, ORDER);
+  assert.equal(p.identity.programId, "agent-\u{1f600}", "a whole surrogate pair is fine");
 });
