@@ -19,6 +19,7 @@ export type ErrorCode =
   | "not_found"
   | "model_not_found"
   | "payload_too_large"
+  | "body_budget_full"
   | "malformed_request"
   | "headers_too_large"
   | "request_timeout"
@@ -125,6 +126,13 @@ export const Errors = {
     new MaitredError(408, "request_timeout", "The request was not received in time."),
   expectationFailed: (expect: string) =>
     new MaitredError(417, "expectation_failed", `Expect: ${expect} is not supported.`),
+  bodyBudgetFull: () =>
+    new MaitredError(
+      503,
+      "body_budget_full",
+      "Too many request bytes are held right now (--max-buffered-bytes); retry shortly.",
+      { headers: { "retry-after": "1" } },
+    ),
   payloadTooLarge: (limit: number) =>
     new MaitredError(413, "payload_too_large", `Request body exceeds the limit of ${limit} bytes.`),
   queueFull: (message: string) =>

@@ -54,6 +54,8 @@ export interface RouterConfig {
   idleTimeoutMs: number;
   placement: Placement;
   maxBodySize: number;
+  /** Request bytes held at once across all requests; null = a quarter of the heap limit. */
+  maxBufferedBytes: number | null;
   bufferPerProgram: number;
   growthHeadroomSteps: number;
   ageingMs: number;
@@ -122,6 +124,7 @@ export const DEFAULT_CONFIG: RouterConfig = {
   idleTimeoutMs: DEFAULT_SCHEDULER_CONFIG.idleTimeoutMs,
   placement: DEFAULT_SCHEDULER_CONFIG.placement,
   maxBodySize: 32 * 1024 * 1024,
+  maxBufferedBytes: null,
   bufferPerProgram: DEFAULT_SCHEDULER_CONFIG.bufferPerProgram,
   growthHeadroomSteps: DEFAULT_SCHEDULER_CONFIG.growthHeadroomSteps,
   ageingMs: DEFAULT_SCHEDULER_CONFIG.ageingMs,
@@ -261,6 +264,14 @@ export const FIELDS: readonly FieldSpec[] = [
     prop: "maxBodySize",
     arg: "<bytes>",
     help: "largest accepted request body (e.g. 32MiB)",
+    parse: parseByteSize,
+  },
+  {
+    key: "max-buffered-bytes",
+    prop: "maxBufferedBytes",
+    arg: "<bytes>",
+    help: "request bytes held at once across all requests; past it new bodies get 503 with Retry-After",
+    defaultText: "a quarter of the heap limit",
     parse: parseByteSize,
   },
   {

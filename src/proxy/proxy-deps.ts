@@ -6,6 +6,7 @@ import type { Clock } from "../runtime/clock.ts";
 import type { InflightTracker } from "../runtime/inflight-tracker.ts";
 import type { RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
+import type { BodyBudget } from "./body-budget.ts";
 import type { UpstreamStream } from "./prepare-request.ts";
 import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
@@ -26,6 +27,8 @@ export interface ProxyDeps {
    */
   priority: ClassResolver | null;
   maxBodySize: number;
+  /** Request bytes held at once across all requests (`--max-buffered-bytes`). */
+  bodyBudget: BodyBudget;
   /** `--admin-token`; null = the admin routes answer loopback clients only. */
   adminToken: string | null;
   /** Whether plain requests are streamed from the backend and rebuilt (prepare-request.ts). */

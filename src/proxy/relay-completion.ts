@@ -44,7 +44,22 @@ export async function relayCompletion(
   outgoing: ServerResponse,
 ): Promise<void> {
   if (deps.isDraining()) throw Errors.shuttingDown();
-  const raw = await readBody(incoming, deps.maxBodySize);
+  const raw = await readBody(incoming, deps.maxBodySize, deps.bodyBudget);
+  try {
+    await relayRead(deps, endpoint, raw, incoming, outgoing);
+  } finally {
+    deps.bodyBudget.give(raw.length);
+  }
+}
+
+/** The request once its body is read (and held against the body budget). */
+async function relayRead(
+  deps: ProxyDeps,
+  endpoint: Endpoint,
+  raw: Buffer,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<void> {
   const req = prepareRequest(
     endpoint,
     raw,

@@ -19,6 +19,7 @@ import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
+import { createBodyBudget, defaultBodyBudgetBytes } from "../proxy/body-budget.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
@@ -190,6 +191,7 @@ export async function startRouter(
     identityOrder: config.identityOrder,
     priority: priorities ? createClassResolver(config.priority) : null,
     maxBodySize: config.maxBodySize,
+    bodyBudget: createBodyBudget(config.maxBufferedBytes ?? defaultBodyBudgetBytes()),
     adminToken: config.adminToken,
     upstreamStream: config.upstreamStream,
     responseFlavour: config.backendType,
