@@ -51,17 +51,34 @@ export function createUpstreamPools(options: UpstreamPoolsOptions): UpstreamPool
   };
 }
 
+/**
+ * Largest document read from a backend. A vLLM `/metrics` of a big node is a few hundred KiB;
+ * one that is much larger is broken or hostile, and reading it whole would cost the router its
+ * memory.
+ */
+export const MAX_BACKEND_DOCUMENT_BYTES = 16 * 1024 * 1024;
+
 /** GET a small document (metrics, server info, model list) through a backend's pool. */
 export async function getText(
   upstream: Upstream,
   path: string,
   signal: AbortSignal,
+  limit = MAX_BACKEND_DOCUMENT_BYTES,
 ): Promise<{ status: number; text: string }> {
   const res = await upstream.pool.request({
     method: "GET",
     path: upstream.prefix + path,
     signal,
   });
-  const text = await res.body.text();
-  return { status: res.statusCode, text };
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += (chunk as Buffer).length;
+    if (size > limit) {
+      res.body.destroy();
+      throw new Error(`GET ${path} is larger than ${limit} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return { status: res.statusCode, text: Buffer.concat(chunks, size).toString("utf8") };
 }
