@@ -28,15 +28,15 @@ export function expireIdle(state: SchedulerState): void {
 }
 
 /**
- * With no healthy backend at all, a request parked for `maxPauseMs` is answered
- * no_healthy_backend instead of waiting for ever (the resume pass has nowhere to seat it).
+ * With no healthy backend at all, every parked request is answered no_healthy_backend (503,
+ * Retry-After) on the tick that finds it so: the resume pass has nowhere to seat it, and a
+ * client told to retry does better than one left waiting for a backend that may not return.
+ * Arrivals meanwhile are refused the same way (request-arrival.ts).
  */
 export function rejectStranded(state: SchedulerState): void {
   for (const b of state.backends) if (b.healthy) return;
-  for (const r of state.parkedOrder.values()) {
-    if (!isDue(state, r.parkedAt as number, state.config.maxPauseMs)) break;
+  for (const r of [...state.parkedOrder.values()])
     rejectParked(state, r, Errors.noHealthyBackend());
-  }
 }
 
 /** `maxWaitMs`: a request parked longer gets 503 paused_too_long. */
