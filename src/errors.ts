@@ -32,7 +32,6 @@ export type ErrorCode =
   | "no_healthy_backend"
   | "backend_unreachable"
   | "backend_error"
-  | "backend_unhealthy"
   | "paused_too_long"
   | "preempted"
   | "shutting_down"
@@ -153,10 +152,6 @@ export const Errors = {
     ),
   backendTimeout: (backend: string, cause?: unknown) =>
     new MaitredError(504, "backend_error", `Backend ${backend} timed out.`, { cause }),
-  backendUnhealthy: (backend: string) =>
-    new MaitredError(503, "backend_unhealthy", `Backend ${backend} became unhealthy.`, {
-      headers: { "retry-after": "1" },
-    }),
   pausedTooLong: (waitedMs: number, retryAfterSeconds = 1) =>
     new MaitredError(
       503,

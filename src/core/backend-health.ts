@@ -1,4 +1,3 @@
-import { Errors } from "../errors.ts";
 import type { BackendMetricsSample } from "./events.ts";
 import type { BackendBook } from "./records.ts";
 import { SHARED_CREDIT_SAMPLES } from "./scheduler-config.ts";
@@ -72,8 +71,9 @@ export function applySample(
 
 /**
  * One failed poll or forward. After `unhealthyAfterFailures` in a row the backend is
- * unhealthy: no new placements, and every request in flight on it is cancelled with a clean
- * error (its programs move on their next request). Only a successful poll brings it back.
+ * unhealthy: no new placements (its programs move on their next request). Requests in flight
+ * on it run on: a failing `/metrics` says nothing of the engine's streams, and a backend that
+ * is really gone ends them itself. Only a successful poll brings it back.
  */
 export function recordFailure(state: SchedulerState, b: BackendBook, source: string): void {
   b.consecutiveFailures++;
@@ -88,11 +88,6 @@ export function recordFailure(state: SchedulerState, b: BackendBook, source: str
     failures: b.consecutiveFailures,
     source,
   });
-  for (const r of b.inFlight) {
-    if (r.cancelled) continue;
-    r.cancelled = true;
-    state.effects.cancel(r.id, Errors.backendUnhealthy(b.id));
-  }
 }
 
 /** A response started or finished on `b`: the forward path works, so forward failures reset. */

@@ -68,7 +68,7 @@ test("cancel reaches a dispatched request's cancel hook with the core's error", 
     createScheduler: (fx) => {
       sched = createFakeScheduler(fx, (e, fx2) => {
         if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "b", 0);
-        if (e.kind === "backend_failure") fx2.cancel("r1", Errors.backendUnhealthy("b"));
+        if (e.kind === "backend_failure") fx2.cancel("r1", Errors.preempted());
       });
       return sched;
     },
@@ -79,10 +79,10 @@ test("cancel reaches a dispatched request's cancel hook with the core's error", 
   pending.onCancel = (reason) => heard.push(reason.code);
   loop.send({ kind: "backend_failure", now: 1, backendId: "b" });
   assert.ok(pending.cancelReason instanceof MaitredError);
-  assert.equal(pending.cancelReason.code, "backend_unhealthy");
-  assert.deepEqual(heard, ["backend_unhealthy"], "the forwarder's cancel hook ran once");
+  assert.equal(pending.cancelReason.code, "preempted");
+  assert.deepEqual(heard, ["preempted"], "the forwarder's cancel hook ran once");
   loop.send({ kind: "backend_failure", now: 2, backendId: "b" });
-  assert.deepEqual(heard, ["backend_unhealthy"], "a second cancel is a no-op");
+  assert.deepEqual(heard, ["preempted"], "a second cancel is a no-op");
 });
 
 test("an event sent while effects are applied is handled after the current event, never inside it", () => {
