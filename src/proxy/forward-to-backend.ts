@@ -128,6 +128,8 @@ export function forwardToBackend(
         reject(new ForwardError(classifyFailure(null, reason, grant.backendId, true)));
         return;
       }
+      // An error event in the stream is the backend's error, as a non-2xx status is.
+      if (built.status !== 200) deps.metrics.upstreamError("status");
       const body = Buffer.from(built.body);
       h.headers["content-length"] = String(body.length);
       outgoing.writeHead(built.status, h.headers);

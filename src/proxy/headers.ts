@@ -52,6 +52,9 @@ export function forwardRequestHeaders(
     if (v !== undefined) out[key] = v;
   }
   out["content-length"] = String(bodyLength);
+  // maitred reads every answer on its way (first token, progress, usage, a rebuilt plain
+  // answer), so it asks for it uncompressed whatever the client accepts.
+  out["accept-encoding"] = "identity";
   if (out["content-type"] === undefined) out["content-type"] = "application/json";
   return out;
 }

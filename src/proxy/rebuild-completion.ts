@@ -32,6 +32,8 @@ import { usageFrom } from "./usage.ts";
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** Largest single event: a chunk of one engine step is a few hundred bytes. */
+const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 
 export type ResponseFlavour = "vllm" | "sglang";
 
@@ -58,7 +60,10 @@ export interface RebuiltResponse {
 
 export interface CompletionRebuilder {
   push(chunk: Buffer): void;
-  /** The answer once the stream ended; null when the stream held neither choices nor error. */
+  /**
+   * The answer once the stream ended; null when it is no answer: neither choices nor an error,
+   * cut short (no `[DONE]` while a choice has no finish reason), or an event too large.
+   */
   finish(): RebuiltResponse | null;
   readonly contentEvents: number;
   readonly usage: Usage | null;
@@ -156,13 +161,18 @@ function keepLast(into: Json, key: string, value: unknown): void {
   else if (!(key in into)) into[key] = null;
 }
 
-function mergeLogprobs(into: Json | null, piece: Json): Json {
-  const out = into ?? {};
+/**
+ * Per-token fields arrive as one array piece per event: arrays are appended to (in place: the
+ * first piece was copied, so the array is this answer's own, and a long answer stays linear),
+ * anything else keeps its last value.
+ */
+function mergeInto(out: Json, piece: Json): Json {
   for (const k in piece) {
     const v = piece[k];
     if (Array.isArray(v)) {
       const prev = out[k];
-      out[k] = Array.isArray(prev) ? prev.concat(v) : v.slice();
+      if (Array.isArray(prev)) for (const x of v) prev.push(x);
+      else out[k] = v.slice();
     } else keepLast(out, k, v);
   }
   return out;
@@ -227,10 +237,13 @@ function addChoice(choices: Choice[], raw: Json): void {
   if (typeof raw.text === "string")
     choice.texts.set("text", (choice.texts.get("text") ?? "") + raw.text);
   const lp = asObj(raw.logprobs);
-  if (lp !== undefined) choice.logprobs = mergeLogprobs(choice.logprobs, lp);
+  if (lp !== undefined) choice.logprobs = mergeInto(choice.logprobs ?? {}, lp);
   if (raw.finish_reason !== null && raw.finish_reason !== undefined)
     choice.finishReason = raw.finish_reason;
-  for (const k in raw) if (!CHOICE_OWN_KEYS.has(k)) keepLast(choice.extras, k, raw[k]);
+  // Other choice fields: `token_ids` grows per event like logprobs; the rest keep the last.
+  const extras: Json = {};
+  for (const k in raw) if (!CHOICE_OWN_KEYS.has(k)) extras[k] = raw[k];
+  mergeInto(choice.extras, extras);
 }
 
 function buildToolCalls(choice: Choice): unknown[] {
@@ -272,9 +285,13 @@ export function createCompletionRebuilder(
   let usage: Usage | null = null;
   let error: { status: number; body: string } | null = null;
   let sawCompletion = false;
+  let sawDone = false;
+  /** An event grew past MAX_EVENT_BYTES without ending: not a stream we can rebuild. */
+  let overflowed = false;
   let contentEvents = 0;
 
   const onData = (data: string) => {
+    if (data === "[DONE]") sawDone = true;
     if (error !== null || data === "[DONE]" || data === "") return;
     let event: Json | undefined;
     try {
@@ -325,26 +342,48 @@ export function createCompletionRebuilder(
     }
     if (data !== null) onData(data.trim());
   };
-  let carry: Buffer | null = null;
+  /** Bytes of an event not yet ended, kept as they came: joined only once a boundary arrives. */
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
   let general: { parser: EventSourceParser; decoder: InstanceType<typeof TextDecoder> } | null =
     null;
-  const feed = (buf: Buffer) => {
-    if (general === null && buf.indexOf(CR) >= 0) {
+  const feed = (chunk: Buffer) => {
+    if (general === null && chunk.indexOf(CR) >= 0) {
       general = {
         parser: createParser({ onEvent: (e) => onData(e.data.trim()) }),
         decoder: new TextDecoder(),
       };
+      for (const p of pending) general.parser.feed(general.decoder.decode(p, { stream: true }));
+      pending.length = 0;
+      pendingBytes = 0;
     }
     if (general !== null) {
-      general.parser.feed(general.decoder.decode(buf, { stream: true }));
+      general.parser.feed(general.decoder.decode(chunk, { stream: true }));
       return;
     }
+    const last = pending.at(-1);
+    const ends =
+      chunk.indexOf("\n\n") >= 0 ||
+      (last !== undefined && last[last.length - 1] === LF && chunk[0] === LF);
+    if (!ends) {
+      pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes > MAX_EVENT_BYTES) overflowed = true;
+      return;
+    }
+    const buf = pending.length === 0 ? chunk : Buffer.concat([...pending, chunk]);
     let from = 0;
-    for (let end = buf.indexOf("\n\n", from); end >= 0; end = buf.indexOf("\n\n", from)) {
+    for (
+      let end = buf.indexOf("\n\n", Math.max(0, pendingBytes - 1));
+      end >= 0;
+      end = buf.indexOf("\n\n", from)
+    ) {
       if (end > from) lfEvent(buf, from, end);
       from = end + 2;
     }
-    carry = from < buf.length ? Buffer.from(buf.subarray(from)) : null;
+    pending.length = 0;
+    pendingBytes = buf.length - from;
+    if (pendingBytes > 0) pending.push(Buffer.from(buf.subarray(from)));
   };
   const counted = (push: () => void) => {
     const before = contentEvents;
@@ -373,21 +412,24 @@ export function createCompletionRebuilder(
 
   return {
     push(chunk) {
-      counted(() => {
-        const buf = carry === null ? chunk : Buffer.concat([carry, chunk]);
-        carry = null;
-        feed(buf);
-      });
+      if (!overflowed) counted(() => feed(chunk));
     },
     finish() {
+      if (overflowed) return null;
       // An unterminated last event still counts.
       counted(() => {
         if (general !== null) general.parser.feed(`${general.decoder.decode()}\n\n`);
-        else if (carry !== null && carry.length > 0) lfEvent(carry, 0, carry.length);
-        carry = null;
+        else if (pendingBytes > 0) {
+          const rest = Buffer.concat(pending);
+          lfEvent(rest, 0, rest.length);
+        }
+        pending.length = 0;
+        pendingBytes = 0;
       });
       if (error !== null) return error;
       if (!sawCompletion) return null;
+      // A stream cut short (no [DONE], a choice without its finish reason) is no answer.
+      if (!sawDone && choices.some((c) => c !== undefined && c.finishReason === null)) return null;
       return { status: 200, body: build() };
     },
     get contentEvents() {

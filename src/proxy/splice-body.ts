@@ -8,8 +8,9 @@
  * every quote inside it. The parsed body's key order tells where the changed members sit, so
  * members are read from whichever end of the object reaches them without crossing the others:
  * `{"messages": […], "model": "m", "program_id": "a"}` is read from the back, two small
- * members, and `messages` is copied untouched. When the key order does not match the bytes (a
- * key given twice) the whole object is read from the front, which is always right.
+ * members, and `messages` is copied untouched. When the key order does not match the bytes, or
+ * a removed key's name shows up in the part not read (a key given twice), the whole object is
+ * read from the front, which is always right.
  *
  * The body must be one JSON object the caller has already parsed successfully, so the scan can
  * trust its syntax. Outside a string every quote is a string's first or last; inside one every
@@ -173,6 +174,7 @@ function readEnds(
   buf: Buffer,
   keys: readonly string[],
   changed: ReadonlySet<string>,
+  drop: ReadonlySet<string>,
   [front, back]: [number, number],
 ): { head: Member[]; middle: Buffer | null; tail: Member[] } | null {
   const head: Member[] = [];
@@ -191,7 +193,13 @@ function readEnds(
   }
   const found = new Set([...head, ...tail].map((m) => m.key));
   for (const k of keys) if (changed.has(k) && !found.has(k)) return null;
-  return { head, middle: j > i ? buf.subarray(i, j) : null, tail };
+  const middle = j > i ? buf.subarray(i, j) : null;
+  // A removed key given twice may sit in the part not read; its name there (outside a string,
+  // where a quote would be escaped) sends the reader to the front. A nested key of the same
+  // name does too, which costs time, not correctness. A set key needs no such look: its new
+  // member comes last, and JSON parsers (Python's, JavaScript's) keep the last of a key.
+  if (middle !== null) for (const k of drop) if (middle.includes(JSON.stringify(k))) return null;
+  return { head, middle, tail };
 }
 
 /**
@@ -206,7 +214,7 @@ export function spliceTopLevel(
   keys?: readonly string[],
 ): Buffer {
   const changed = new Set([...drop, ...put.map(([k]) => k)]);
-  const ends = keys === undefined ? null : readEnds(raw, keys, changed, plan(keys, changed));
+  const ends = keys === undefined ? null : readEnds(raw, keys, changed, drop, plan(keys, changed));
   const pieces: Buffer[] = [];
   const keep = (members: Member[]) => {
     for (const m of members) if (!changed.has(m.key)) pieces.push(raw.subarray(m.start, m.end));

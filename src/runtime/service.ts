@@ -142,6 +142,8 @@ export async function startRouter(
   // deadline (forced resume, idle lease) that falls between two regular ticks.
   let deadlineTimer: TimerHandle | null = null;
   let armedAt = Number.POSITIVE_INFINITY;
+  /** The deadline the last deadline tick was for. */
+  let handledAt = Number.NEGATIVE_INFINITY;
   const armDeadline = () => {
     deadlineTimer?.cancel();
     deadlineTimer = null;
@@ -149,10 +151,13 @@ export async function startRouter(
     const at = loop.scheduler.nextDeadline?.() ?? null;
     if (at === null || draining) return;
     armedAt = at;
-    // A deadline the core left in the past must not spin the loop with zero-delay ticks.
-    const delay = at > clock.now() ? at - clock.now() : MIN_DEADLINE_RETRY_MS;
+    // A deadline its own tick left standing is one the core chose not to act on yet (e.g. the
+    // idle lease of a busy program): retrying at once would spin. Any other gets its tick when
+    // due, at once if it is already (a request parked with a short max wait).
+    const delay = at <= handledAt ? MIN_DEADLINE_RETRY_MS : Math.max(0, at - clock.now());
     deadlineTimer = clock.setTimeout(() => {
       deadlineTimer = null;
+      handledAt = at;
       loop.send({ kind: "tick", now: clock.now(), metrics: {} });
       armDeadline();
     }, delay);
@@ -218,15 +223,32 @@ export async function startRouter(
   });
   // The first tick runs before the port opens, so the first request already meets every
   // backend's capacity and engine figures (as in `simulate`, whose first tick precedes any
-  // arrival); a backend that does not answer costs at most the poll timeout.
-  await ticker.start();
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => {
-      server.off("error", reject);
-      resolve();
+  // arrival). Backends that do not answer cost one poll timeout at most, however many they
+  // are: the port opens then, and the tick lands when it is done.
+  const firstTick = ticker.start();
+  let waited: TimerHandle | null = null;
+  await Promise.race([
+    firstTick,
+    new Promise<void>((resolve) => {
+      waited = clock.setTimeout(resolve, config.pollTimeoutMs);
+    }),
+  ]);
+  (waited as TimerHandle | null)?.cancel();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } catch (err) {
+    // The port is taken (or not ours): leave nothing running behind the error.
+    await ticker.stop();
+    await upstreams.close();
+    await sims?.close();
+    throw err;
+  }
   const port = (server.address() as AddressInfo).port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;

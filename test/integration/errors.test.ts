@@ -124,6 +124,26 @@ test("a request parked longer than x-maitred-max-wait-ms gets a 503 with Retry-A
   }
 });
 
+test("a request parked with x-maitred-max-wait-ms 0 is answered at once, not on a later tick", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({ backends: backend.url });
+  try {
+    const pending = post(
+      router.url,
+      JSON.stringify({ model: "m", messages: [], program_id: "p-now" }),
+      { "x-maitred-max-wait-ms": "0" },
+    );
+    await router.waitForEvent((e) => e.kind === "request_arrived");
+    router.clock.advance(0);
+    const { res, json } = await pending;
+    assert.equal(res.status, 503);
+    assert.match(json.error.message, /paused for 0 ms/);
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
+
 test("unknown routes and programs are 404 envelopes", async () => {
   const backend = await startFakeBackend();
   const router = await startTestRouter({ backends: backend.url });

@@ -239,3 +239,21 @@ test("an error event becomes the answer with its status; a stream with no answer
   assert.equal(rebuild(CHAT, [": keep-alive\n\n", SSE_DONE]), null);
   assert.equal(rebuild(CHAT, ["not sse at all"]), null);
 });
+
+test("token ids grow per event like logprobs; a stream cut short or an endless event is no answer", () => {
+  const head = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+  const step = (content: string, ids: number[], finish: string | null) =>
+    data({
+      ...head,
+      choices: [{ index: 0, delta: { content }, token_ids: ids, finish_reason: finish }],
+    });
+  const whole = rebuild(CHAT, [step("a", [10], null), step("b", [11, 12], "stop"), SSE_DONE]);
+  assert.deepEqual(JSON.parse(whole?.body ?? "").choices[0].token_ids, [10, 11, 12]);
+  assert.equal(rebuild(CHAT, [step("a", [10], null)]), null, "no [DONE], no finish reason");
+  assert.equal(rebuild(CHAT, [step("a", [10], "length")])?.status, 200, "finished, [DONE] lost");
+  const endless = rebuilder(CHAT);
+  const piece = Buffer.from(`data: {"x":"${"y".repeat(1 << 20)}`);
+  for (let i = 0; i < 17; i++) endless.push(piece);
+  endless.push(Buffer.from('"}\n\n'));
+  assert.equal(endless.finish(), null, "an event over 16 MiB is not read whole");
+});

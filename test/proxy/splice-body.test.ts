@@ -47,6 +47,15 @@ test("every member with a removed key goes, duplicates and escaped spellings inc
   assert.equal(spliceTopLevel(Buffer.from('{"a":1}'), new Set(["a"]), []).toString(), "{}");
 });
 
+test("a changed key given twice is removed everywhere, whichever end reads it", () => {
+  const raw = Buffer.from(
+    '{"program_id":"a","messages":[{"content":"x"}],"model":"m","program_id":"b"}',
+  );
+  const keys = Object.keys(JSON.parse(raw.toString()));
+  const out = spliceTopLevel(raw, new Set(["program_id"]), [], keys).toString();
+  assert.equal(out, '{"messages":[{"content":"x"}],"model":"m"}');
+});
+
 test("a member behind the conversation is read from the back, the conversation copied as it is", () => {
   const raw = Buffer.from(
     '{"messages": [{"role": "user", "content": "a \\"quoted\\" {[x]}"}], "model": "m",\n "program_id": "p", "stream": false}',

@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
+import { test } from "node:test";
+import { resolveRouterConfig } from "../../src/config/load-config.ts";
+import { createManualClock } from "../../src/runtime/clock.ts";
+import { startRouter } from "../../src/runtime/service.ts";
+import { silentLogger } from "../../src/util/logger.ts";
+import { startFakeBackend } from "./helpers/fake-backend.ts";
+
+test("a port already taken fails startup and leaves no poller running", async () => {
+  const backend = await startFakeBackend();
+  const taken = createServer();
+  await new Promise<void>((r) => taken.listen(0, "127.0.0.1", r));
+  const port = (taken.address() as AddressInfo).port;
+  const clock = createManualClock(0);
+  try {
+    const config = resolveRouterConfig({
+      flags: { host: "127.0.0.1", port: String(port), backends: backend.url },
+    });
+    await assert.rejects(startRouter(config, { clock, logger: silentLogger }), /EADDRINUSE/);
+    const polls = () => backend.received.filter((r) => r.path === "/metrics").length;
+    const before = polls();
+    assert.equal(before, 1, "the first tick polled before the port was tried");
+    clock.advance(60_000);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(polls(), before, "no tick after the failed start");
+    assert.equal(clock.pendingTimers(), 0, "no timer left behind");
+  } finally {
+    taken.close();
+    await backend.close();
+  }
+});
