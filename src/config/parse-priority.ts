@@ -48,6 +48,11 @@ export interface RouterPriority {
   defaultMaxClass: PriorityClass;
   /** Whether `x-tenant-id` is believed; false = only mapped API keys name a tenant. */
   trustTenantHeader: boolean;
+  /**
+   * Once any API key is mapped: the ceiling of a request without a mapped key, lowered further
+   * to the lowest ceiling a mapped key gives, so that leaving the key out never raises it.
+   */
+  anonymousMaxClass: PriorityClass;
 }
 
 /**
@@ -63,7 +68,9 @@ export const DEFAULT_PRIORITY: RouterPriority = {
   tenants: {},
   apiKeys: {},
   defaultMaxClass: DEFAULT_MAX_CLASS,
-  trustTenantHeader: true,
+  // Any client can write a header; a tenant is named by a key the operator handed out.
+  trustTenantHeader: false,
+  anonymousMaxClass: "default",
 };
 
 /** Either a switch (flag, env twin, `priority: true`) or a whole section (YAML mapping). */
@@ -78,6 +85,7 @@ const SECTION_KEYS = [
   "age_weight",
   "default_max_class",
   "trust_tenant_header",
+  "anonymous_max_class",
   "classes",
   "tenants",
 ] as const;
@@ -169,6 +177,8 @@ function parseSection(raw: unknown, src: ValueSource): RouterPriority {
     p.defaultMaxClass = parseClassName(doc.default_max_class, at(src, "default_max_class"));
   if (doc.trust_tenant_header !== undefined)
     p.trustTenantHeader = parseBoolean(doc.trust_tenant_header, at(src, "trust_tenant_header"));
+  if (doc.anonymous_max_class !== undefined)
+    p.anonymousMaxClass = parseClassName(doc.anonymous_max_class, at(src, "anonymous_max_class"));
   if (doc.classes !== undefined && doc.classes !== null) {
     const csrc = at(src, "classes");
     const classes = parseMapping(doc.classes, csrc);

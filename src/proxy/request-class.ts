@@ -5,16 +5,17 @@
  *      is forwarded untouched, a string one is maitred's and is removed from the body (vLLM
  *      would answer it with 400);
  *   2. the tenant is the one a mapped bearer API key names (`Authorization: Bearer <key>`),
- *      else header `x-tenant-id` (when the config trusts it); the key wins because the
- *      operator handed it out, while any client can write a header;
- *   3. a tenant that is not configured, or no tenant at all, gets the config's
- *      `default_max_class`;
+ *      else header `x-tenant-id` when the config trusts it (off by default: any client can
+ *      write a header, while the operator handed out the key);
+ *   3. no known tenant gets the config's `default_max_class`; once any key is mapped, it gets
+ *      `anonymous_max_class` instead, lowered to the lowest ceiling a mapped key gives, so a
+ *      caller never gets more by sending less;
  *   4. `resolveRequestClass` (the core's one header contract) parses, answers an unknown class
  *      with 400 and clamps the class down to the tenant's maximum, never up.
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { RouterPriority } from "../config/parse-priority.ts";
-import { type PriorityClass, resolveRequestClass } from "../core/api.ts";
+import { clampClass, type PriorityClass, resolveRequestClass } from "../core/api.ts";
 
 export interface RequestClass {
   priorityClass: PriorityClass;
@@ -42,19 +43,24 @@ export function createClassResolver(config: RouterPriority): ClassResolver {
   const tenants = new Map(Object.entries(config.tenants));
   const keys = new Map(Object.entries(config.apiKeys));
   const { defaultMaxClass, trustTenantHeader } = config;
+  const ceilingOf = (tenant: string) => tenants.get(tenant) ?? defaultMaxClass;
+  // 3: no key may be worth less than sending none.
+  let unknownMax = keys.size === 0 ? defaultMaxClass : config.anonymousMaxClass;
+  for (const tenant of keys.values()) unknownMax = clampClass(unknownMax, ceilingOf(tenant));
 
   function tenantMax(headers: IncomingHttpHeaders): PriorityClass {
     if (keys.size > 0) {
       const auth = header(headers, "authorization");
       const key = auth === undefined ? undefined : BEARER.exec(auth)?.[1];
       const tenant = key === undefined ? undefined : keys.get(key);
-      if (tenant !== undefined) return tenants.get(tenant) ?? defaultMaxClass; // 2
+      if (tenant !== undefined) return ceilingOf(tenant); // 2
     }
     if (trustTenantHeader) {
       const id = header(headers, "x-tenant-id")?.trim();
-      if (id) return tenants.get(id) ?? defaultMaxClass; // 2, 3
+      const ceiling = id ? tenants.get(id) : undefined;
+      if (ceiling !== undefined) return ceiling; // 2
     }
-    return defaultMaxClass; // 3
+    return unknownMax; // 3
   }
 
   return {

@@ -52,6 +52,8 @@ test("--priority turns on the built-in class defaults", () => {
   assert.equal(c.priority.enabled, true);
   assert.deepEqual(schedulerConfigOf(c).priority, {});
   assert.equal(c.priority.defaultMaxClass, "interactive");
+  assert.equal(c.priority.trustTenantHeader, false, "a header names no tenant unless trusted");
+  assert.equal(c.priority.anonymousMaxClass, "default");
 });
 
 test("environment twins switch priorities and pick the policies", () => {
@@ -165,6 +167,7 @@ test("malformed priority settings stop startup naming the field", () => {
       "priority.tenants.a.api_keys",
     ],
     ["priority:\n  tenants:\n    a: bulk\n", "priority.tenants.a"],
+    ["priority:\n  anonymous_max_class: gold\n", "priority.anonymous_max_class"],
   ];
   for (const [text, field] of cases) {
     const err = configErrorOf(() => resolveRouterConfig(yaml(text)));

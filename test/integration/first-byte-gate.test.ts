@@ -20,10 +20,10 @@ import { startTestRouter } from "./helpers/test-router.ts";
 const CAPACITY_BLOCKS = 100;
 const TENANTS = `priority:
   tenants:
-    ops: { max_class: system }
+    ops: { max_class: system, api_keys: [sk-ops] }
 `;
 const prompt = (chars: number) => [{ role: "user", content: "x".repeat(chars) }];
-const SYSTEM_HEADERS = { "x-priority": "system", "x-tenant-id": "ops" };
+const SYSTEM_HEADERS = { "x-priority": "system", authorization: "Bearer sk-ops" };
 
 /** POST a chat request and hand back the live response. */
 function open(url: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {

@@ -12,8 +12,11 @@ import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 const SIM = "sim:\n  num-gpu-blocks: 512\n  block-size: 16\n  max-model-len: 2048\n";
 const PRIORITY = `priority:
+  trust_tenant_header: true
+  anonymous_max_class: interactive
   tenants:
-    free: { max_class: bulk, api_keys: [sk-free] }
+    free: { max_class: bulk }
+    app: { max_class: interactive, api_keys: [sk-app] }
     ops: { max_class: system }
 `;
 
@@ -104,15 +107,20 @@ describe("priorities on", () => {
     const byKey = await chat(
       router,
       {},
-      { "x-priority": "system", authorization: "Bearer sk-free", "x-tenant-id": "ops" },
+      { "x-priority": "system", authorization: "Bearer sk-app", "x-tenant-id": "ops" },
     );
-    assert.equal(await classOf(byKey), "bulk", "the API key's tenant wins over the header");
+    assert.equal(await classOf(byKey), "interactive", "the API key's tenant wins over the header");
     const lower = await chat(router, {}, { "x-priority": "bulk", "x-tenant-id": "ops" });
     assert.equal(await classOf(lower), "bulk", "a header may lower below the ceiling");
     const ops = await chat(router, {}, { "x-priority": "system", "x-tenant-id": "ops" });
     assert.equal(await classOf(ops), "system");
-    const clamps = router.loop.scheduler.snapshot().priority?.classes.bulk.clamps;
-    assert.equal(clamps, 2, "both clamped requests are counted under their effective class");
+    const classes = router.loop.scheduler.snapshot().priority?.classes;
+    assert.equal(
+      classes?.bulk.clamps,
+      1,
+      "each clamped request is counted under its effective class",
+    );
+    assert.equal(classes?.interactive.clamps, 1);
   });
 
   test("a string body priority is maitred's class and is stripped; an integer one is vLLM's", async () => {
@@ -122,7 +130,7 @@ describe("priorities on", () => {
   });
 
   test("a stream through the openai client arrives whole with its class header", async () => {
-    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "sk-free", maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${router.url}/v1`, apiKey: "sk-app", maxRetries: 0 });
     // `program_id` is maitred's extension field, unknown to the client's types.
     const params = {
       model: MODEL,
@@ -132,7 +140,7 @@ describe("priorities on", () => {
       program_id: "agent-stream",
     } as OpenAI.ChatCompletionCreateParamsStreaming;
     const { data: stream, response } = await client.chat.completions.create(params).withResponse();
-    assert.equal(response.headers.get("x-maitred-class"), "bulk", "the key sk-free is tenant free");
+    assert.equal(response.headers.get("x-maitred-class"), "default", "no class asked: default");
     let chunks = 0;
     let finish: string | null = null;
     for await (const chunk of stream) {

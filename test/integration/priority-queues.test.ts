@@ -121,7 +121,7 @@ test("a request queued past its class timeout is answered 408", async () => {
 const CAPACITY_BLOCKS = 100;
 const TENANTS = `priority:
   tenants:
-    ops: { max_class: system }
+    ops: { max_class: system, api_keys: [sk-ops] }
 `;
 const prompt = (chars: number) => [{ role: "user", content: "x".repeat(chars) }];
 
@@ -137,7 +137,11 @@ test("a system request preempts a bulk request that has not sent its first byte:
     await backend.held(); // upstream head sent, no chunk: the client has seen nothing yet
     const sys = await fetch(`${router.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-priority": "system", "x-tenant-id": "ops" },
+      headers: {
+        "content-type": "application/json",
+        "x-priority": "system",
+        authorization: "Bearer sk-ops",
+      },
       body: JSON.stringify({ model: "m", messages: prompt(3000), program_id: "control" }),
     });
     assert.equal(sys.status, 200, `system request: ${sys.status} ${await sys.clone().text()}`);
@@ -184,7 +188,7 @@ test("a bulk stream that has sent its first byte is never preempted: the system 
       router.url,
       { program_id: "control", messages: prompt(3000) },
       // Streamed from the backend like every request; only the bulk stream is held.
-      { "x-priority": "system", "x-tenant-id": "ops", "x-fake-no-hold": "1" },
+      { "x-priority": "system", authorization: "Bearer sk-ops", "x-fake-no-hold": "1" },
     );
     await router.waitForEvent((e) => e.kind === "request_arrived" && e.priorityClass === "system");
     const pr = router.loop.scheduler.snapshot().priority;

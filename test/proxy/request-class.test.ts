@@ -15,6 +15,11 @@ const TENANTS: Partial<RouterPriority> = {
   tenants: { ops: "system", free: "bulk", chat: "interactive" },
   apiKeys: { "sk-free": "free", "sk-ops": "ops" },
 };
+/** The same tenants named by a header the operator chose to trust, and no keys. */
+const BY_HEADER: Partial<RouterPriority> = {
+  tenants: { ops: "system", free: "bulk", chat: "interactive" },
+  trustTenantHeader: true,
+};
 
 function errorOf(fn: () => unknown): MaitredError {
   try {
@@ -70,7 +75,7 @@ test("a blank header falls back to the body field", () => {
 });
 
 test("a tenant's max class clamps a header down, never up", () => {
-  const res = resolver(TENANTS);
+  const res = resolver(BY_HEADER);
   const clamped = res.resolve({}, { "x-priority": "system", "x-tenant-id": "free" });
   assert.deepEqual(clamped, { priorityClass: "bulk", clamped: true, stripped: false });
   const lower = res.resolve({}, { "x-priority": "bulk", "x-tenant-id": "ops" });
@@ -80,20 +85,38 @@ test("a tenant's max class clamps a header down, never up", () => {
   assert.equal(none.clamped, true);
 });
 
-test("without a known tenant the ceiling is default_max_class (interactive unless configured)", () => {
-  const res = resolver(TENANTS);
+test("without keys, a request with no known tenant gets default_max_class (interactive unless configured)", () => {
+  const res = resolver(BY_HEADER);
   assert.equal(res.resolve({}, { "x-priority": "system" }).priorityClass, "interactive");
   const unknown = res.resolve({}, { "x-priority": "system", "x-tenant-id": "nobody" });
   assert.equal(unknown.priorityClass, "interactive");
   assert.equal(unknown.clamped, true);
   const proto = res.resolve({}, { "x-priority": "system", "x-tenant-id": "constructor" });
   assert.equal(proto.priorityClass, "interactive", "no Object.prototype lookups");
-  const lenient = resolver({ ...TENANTS, defaultMaxClass: "system" });
+  const lenient = resolver({ ...BY_HEADER, defaultMaxClass: "system" });
   assert.equal(lenient.resolve({}, { "x-priority": "system" }).priorityClass, "system");
 });
 
-test("a mapped bearer key names the tenant and wins over x-tenant-id", () => {
+test("once keys are mapped, sending no key never gets more than a mapped key would", () => {
+  // sk-free's tenant tops out at bulk, so leaving the key out cannot reach default.
   const res = resolver(TENANTS);
+  assert.equal(res.resolve({}, { "x-priority": "interactive" }).priorityClass, "bulk");
+  assert.equal(res.resolve({}, {}).priorityClass, "bulk");
+  const unmapped = res.resolve({}, { "x-priority": "system", authorization: "Bearer sk-other" });
+  assert.equal(unmapped.priorityClass, "bulk", "an unmapped key is no key");
+  // With only higher tenants mapped, anonymous_max_class (default) is the ceiling.
+  const opsOnly = resolver({ ...TENANTS, apiKeys: { "sk-ops": "ops" } });
+  assert.equal(opsOnly.resolve({}, { "x-priority": "interactive" }).priorityClass, "default");
+  const looser = resolver({
+    ...TENANTS,
+    apiKeys: { "sk-ops": "ops" },
+    anonymousMaxClass: "interactive",
+  });
+  assert.equal(looser.resolve({}, { "x-priority": "system" }).priorityClass, "interactive");
+});
+
+test("a mapped bearer key names the tenant and wins over a trusted x-tenant-id", () => {
+  const res = resolver({ ...TENANTS, trustTenantHeader: true });
   const r = res.resolve({}, { "x-priority": "system", authorization: "Bearer sk-free" });
   assert.equal(r.priorityClass, "bulk");
   const spoof = res.resolve(
@@ -107,13 +130,17 @@ test("a mapped bearer key names the tenant and wins over x-tenant-id", () => {
     {},
     { "x-priority": "system", authorization: "Bearer sk-other", "x-tenant-id": "ops" },
   );
-  assert.equal(unmapped.priorityClass, "system", "an unmapped key leaves the header to decide");
+  assert.equal(
+    unmapped.priorityClass,
+    "system",
+    "an unmapped key leaves the trusted header to decide",
+  );
 });
 
-test("with trust_tenant_header off only API keys name a tenant", () => {
-  const res = resolver({ ...TENANTS, trustTenantHeader: false });
+test("with trust_tenant_header off (the default) only API keys name a tenant", () => {
+  const res = resolver(TENANTS);
   const r = res.resolve({}, { "x-priority": "system", "x-tenant-id": "ops" });
-  assert.equal(r.priorityClass, "interactive");
+  assert.equal(r.priorityClass, "bulk", "the header is ignored: no key, the anonymous ceiling");
   assert.equal(
     res.resolve({}, { "x-priority": "system", authorization: "Bearer sk-ops" }).priorityClass,
     "system",
