@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type IncomingMessage, request } from "node:http";
 import { test } from "node:test";
+import { parsePrometheusText } from "../../src/backends/prometheus-text.ts";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { startTestRouter } from "./helpers/test-router.ts";
 
@@ -60,22 +61,30 @@ for (const stream of [true, false]) {
         body: JSON.stringify({ model: "m", messages: prompt(3000), program_id: "control" }),
       });
       assert.equal(sys.status, 200, "the system request took the bulk program's room");
+      assert.equal(sys.headers.get("x-maitred-class"), "system");
       await sys.text();
 
       const res = await bulk;
       assert.equal(res.statusCode, 503);
       assert.equal(res.headers["x-maitred-preempted"], "true");
       assert.equal(res.headers["retry-after"], "1");
+      assert.equal(res.headers["x-maitred-class"], "bulk");
       assert.equal(res.headers["x-upstream"], undefined, "the backend's head was never relayed");
       assert.match(String(res.headers["content-type"]), /application\/json/);
       const text = await bodyOf(res);
       assert.doesNotMatch(text, /data:|t1|x{3}/, "no backend byte reached the client");
       assert.equal(JSON.parse(text).error.type, "ServiceUnavailableError");
+      assert.match(JSON.parse(text).error.message, /preempted/);
       const finished = await router.waitForEvent(
         (e) => e.kind === "request_finished" && e.outcome === "cancelled",
       );
       assert.ok(finished);
-      assert.equal(router.loop.scheduler.snapshot().priority?.classes.bulk.preemptions, 1);
+      const pr = router.loop.scheduler.snapshot().priority;
+      assert.equal(pr?.classes.bulk.preemptions, 1);
+      assert.equal(pr?.classes.bulk.admissions.preempted, 1);
+      const metrics = parsePrometheusText(await (await fetch(`${router.url}/metrics`)).text());
+      const preemptions = metrics.get("maitred_priority_preemptions_total") ?? [];
+      assert.equal(preemptions.find((s) => s.labels.class === "bulk")?.value, 1);
       await backend.streamClosed(); // the upstream call was stopped, not left running
     } finally {
       backend.release();
@@ -96,6 +105,7 @@ test("a request whose first byte was committed is never preempted: the system re
     );
     const res = await bulk; // with priorities on, the head goes out at the commit
     assert.equal(res.statusCode, 200);
+    assert.equal(res.headers["x-maitred-class"], "bulk");
     await backend.held(); // one token out, the rest held
     // The backend holds every stream after its first token; not this one.
     const sys = open(

@@ -6,10 +6,10 @@ import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { startTestRouter } from "./helpers/test-router.ts";
 
 /**
- * Per-class queues and preemption over real sockets. A backend whose capacity is unknown
- * places nothing, so every program request queues (429, 408, 499 are then deterministic); a
- * small known capacity and a held bulk stream set up preemption. Time is the router's manual
- * clock; the tests wait on router events, never on elapsed time.
+ * Per-class queues over real sockets. A backend whose capacity is unknown places nothing, so
+ * every program request queues (429, 408, 499 are then deterministic). Preemption and the
+ * first-byte gate are first-byte-gate.test.ts's. Time is the router's manual clock; the tests
+ * wait on router events, never on elapsed time.
  */
 
 /** POST a chat request and hand back the live response; `abort()` drops the connection. */
@@ -110,99 +110,6 @@ test("a request queued past its class timeout is answered 408", async () => {
       1,
     );
   } finally {
-    await router.close();
-    await backend.close();
-  }
-});
-
-// 100 blocks × 16 = 1600 tokens. The bulk prompt (5000 chars ≈ 1000 tokens at 5 chars per
-// token, + 100 headroom) fits alone; the system prompt (≈ 600 + 100) then finds 500 tokens, too
-// little, so it must take the bulk program's room.
-const CAPACITY_BLOCKS = 100;
-const TENANTS = `priority:
-  tenants:
-    ops: { max_class: system, api_keys: [sk-ops] }
-`;
-const prompt = (chars: number) => [{ role: "user", content: "x".repeat(chars) }];
-
-test("a system request preempts a bulk request that has not sent its first byte: 503 with the preemption headers", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: CAPACITY_BLOCKS });
-  const router = await startTestRouter({ backends: backend.url }, { yaml: TENANTS });
-  try {
-    const bulk = open(
-      router.url,
-      { program_id: "batch", stream: true, messages: prompt(5000) },
-      { "x-priority": "bulk", "x-fake-hold-first": "1" },
-    );
-    await backend.held(); // upstream head sent, no chunk: the client has seen nothing yet
-    const sys = await fetch(`${router.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-priority": "system",
-        authorization: "Bearer sk-ops",
-      },
-      body: JSON.stringify({ model: "m", messages: prompt(3000), program_id: "control" }),
-    });
-    assert.equal(sys.status, 200, `system request: ${sys.status} ${await sys.clone().text()}`);
-    assert.equal(sys.headers.get("x-maitred-class"), "system");
-    await sys.text();
-
-    const res = await bulk.response;
-    assert.equal(res.statusCode, 503, "the held SSE head was never written: a clean envelope");
-    assert.equal(res.headers["retry-after"], "1");
-    assert.equal(res.headers["x-maitred-preempted"], "true");
-    assert.equal(res.headers["x-maitred-class"], "bulk");
-    assert.match(String(res.headers["content-type"]), /application\/json/);
-    const body = JSON.parse(await bodyOf(res)) as { error: { type: string; message: string } };
-    assert.equal(body.error.type, "ServiceUnavailableError");
-    assert.match(body.error.message, /preempted/);
-    await backend.streamClosed(); // the upstream work was stopped, not left running
-    const pr = router.loop.scheduler.snapshot().priority;
-    assert.equal(pr?.classes.bulk.preemptions, 1);
-    assert.equal(pr?.classes.bulk.admissions.preempted, 1);
-    const metrics = parsePrometheusText(await (await fetch(`${router.url}/metrics`)).text());
-    const preemptions = metrics.get("maitred_priority_preemptions_total") ?? [];
-    assert.equal(preemptions.find((s) => s.labels.class === "bulk")?.value, 1);
-  } finally {
-    backend.release();
-    await router.close();
-    await backend.close();
-  }
-});
-
-test("a bulk stream that has sent its first byte is never preempted: the system request waits instead", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: CAPACITY_BLOCKS, holdAfter: 1 });
-  const router = await startTestRouter({ backends: backend.url }, { yaml: TENANTS });
-  try {
-    const bulk = open(
-      router.url,
-      { program_id: "batch", stream: true, messages: prompt(5000) },
-      { "x-priority": "bulk", "x-program-final": "true" },
-    );
-    const res = await bulk.response; // with priorities on, the head goes out at the commit
-    assert.equal(res.statusCode, 200);
-    assert.equal(res.headers["x-maitred-class"], "bulk");
-    await backend.held();
-    const sys = open(
-      router.url,
-      { program_id: "control", messages: prompt(3000) },
-      // Streamed from the backend like every request; only the bulk stream is held.
-      { "x-priority": "system", authorization: "Bearer sk-ops", "x-fake-no-hold": "1" },
-    );
-    await router.waitForEvent((e) => e.kind === "request_arrived" && e.priorityClass === "system");
-    const pr = router.loop.scheduler.snapshot().priority;
-    assert.equal(pr?.classes.bulk.preemptions, 0, "a committed request is not a victim");
-    assert.equal(pr?.classes.system.queued, 1);
-
-    backend.release(); // the bulk stream ends, its program is released (final)
-    const text = await bodyOf(res);
-    assert.match(text, /\[DONE\]/, "the bulk stream ran to its end");
-    const sysRes = await sys.response;
-    assert.equal(sysRes.statusCode, 200, "then the system request got the room");
-    await bodyOf(sysRes);
-  } finally {
-    backend.release();
     await router.close();
     await backend.close();
   }
