@@ -26,12 +26,11 @@
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { Usage } from "../core/events.ts";
+import { CR, LF } from "../util/json-bytes.ts";
 import { asObj, type Json } from "../util/json-object.ts";
 import type { Endpoint } from "./prepare-request.ts";
 import { usageFrom } from "./usage.ts";
 
-const LF = 0x0a;
-const CR = 0x0d;
 /** Largest single event: a chunk of one engine step is a few hundred bytes. */
 const MAX_EVENT_BYTES = 16 * 1024 * 1024;
 

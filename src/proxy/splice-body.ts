@@ -17,16 +17,17 @@
  * quote is escaped; so strings can be skipped in either direction by searching for quotes.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "../util/json-bytes.ts";
 
 function skipSpace(buf: Buffer, i: number): number {
   while (i < buf.length && isSpace(buf[i])) i++;

@@ -10,6 +10,16 @@
  * the loop does.
  */
 import type { Usage } from "../core/events.ts";
+import {
+  CLOSE_BRACKET,
+  COLON,
+  CR,
+  isSpace,
+  LF,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+} from "../util/json-bytes.ts";
 import { usageFrom } from "./usage.ts";
 
 export interface SseRelayHooks {
@@ -33,20 +43,9 @@ export interface SseRelay {
 /** An event larger than this without a boundary is passed on unparsed (not SSE as we know it). */
 const MAX_CARRY_BYTES = 1 << 20;
 
-const LF = 0x0a;
-const CR = 0x0d;
-const QUOTE = 0x22;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 /** `choices"` and `usage"` after the opening quote. */
 const CHOICES = Buffer.from('choices"');
 const USAGE = Buffer.from('usage"');
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === LF || c === CR || c === 0x09;
-}
 
 /** Length of the line ending at `i` (`\r\n` 2, `\n` or `\r` 1), 0 when there is none. */
 function lineEnd(buf: Buffer, i: number, end: number): number {

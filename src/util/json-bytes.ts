@@ -1,0 +1,16 @@
+/** Byte values of the JSON and SSE syntax the proxy's byte scanners look for. */
+export const LF = 0x0a;
+export const CR = 0x0d;
+export const QUOTE = 0x22;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACKET = 0x5b;
+export const BACKSLASH = 0x5c;
+export const CLOSE_BRACKET = 0x5d;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+
+/** JSON whitespace: space, tab, line feed, carriage return. */
+export function isSpace(c: number): boolean {
+  return c === 0x20 || c === LF || c === CR || c === 0x09;
+}
