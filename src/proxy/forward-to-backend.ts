@@ -107,14 +107,10 @@ export function forwardToBackend(
     /** Content seen (streamed or being rebuilt): the first token and progress for the core. */
     const progress = (count: number, previous: number) =>
       flow.tokens(deps.clock.now(), count, previous);
-    /** The backend's stream ended: answer with the rebuilt body (or what broke it). */
+    /** The backend's stream ended, the request not refused: answer with the rebuilt body. */
     const endRebuilt = (r: CompletionRebuilder) => {
       const built = r.finish();
       flow.usage = r.usage;
-      if (refused) {
-        reject(new ForwardError(classifyFailure(null, abortReason, grant.backendId, true)));
-        return;
-      }
       if (built === null) {
         const error = Errors.backendIncomplete(grant.backendId);
         reject(new ForwardError({ error, outcome: "upstream_error", kind: "stream" }));

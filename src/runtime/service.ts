@@ -225,15 +225,10 @@ export async function startRouter(
   // backend's capacity and engine figures (as in `simulate`, whose first tick precedes any
   // arrival). Backends that do not answer cost one poll timeout at most, however many they
   // are: the port opens then, and the tick lands when it is done.
-  const firstTick = ticker.start();
-  let waited: TimerHandle | null = null;
-  await Promise.race([
-    firstTick,
-    new Promise<void>((resolve) => {
-      waited = clock.setTimeout(resolve, config.pollTimeoutMs);
-    }),
-  ]);
-  (waited as TimerHandle | null)?.cancel();
+  let giveUp = () => {};
+  const bound = clock.setTimeout(() => giveUp(), config.pollTimeoutMs);
+  await Promise.race([ticker.start(), new Promise<void>((resolve) => (giveUp = resolve))]);
+  bound.cancel();
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
