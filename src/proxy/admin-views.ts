@@ -4,10 +4,14 @@
  */
 import type { BackendView, PrioritySnapshot, ProgramView, SchedulerSnapshot } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
+import { splitProgramKey } from "./program-scope.ts";
 
 export function programJson(p: ProgramView) {
+  const { tenant, programId } = splitProgramKey(p.id);
   return {
-    program_id: p.id,
+    program_id: programId,
+    // The caller the id belongs to (program-scope.ts); null for an anonymous caller.
+    tenant,
     backend: p.backend,
     origin_backend: p.originBackend,
     status: p.status.toLowerCase(),
@@ -20,13 +24,15 @@ export function programJson(p: ProgramView) {
     marked_for_pause: p.markedForPause,
     paused_ms: p.pausedMs,
     paused_since: p.pausedSince,
-    parent_program_id: p.parentProgramId,
+    parent_program_id:
+      p.parentProgramId === null ? null : splitProgramKey(p.parentProgramId).programId,
     last_activity: p.lastActivity,
     // Present only while priorities are on (a program takes its latest request's class).
     ...(p.priorityClass === undefined ? {} : { priority_class: p.priorityClass }),
   };
 }
 
+/** Keyed by the core's key: the bare id, or `<tenant>\u001f<id>` for a tenant's program. */
 export function programsJson(snapshot: SchedulerSnapshot) {
   const out: Record<string, ReturnType<typeof programJson>> = {};
   for (const p of snapshot.programs) out[p.id] = programJson(p);

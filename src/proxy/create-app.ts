@@ -12,6 +12,8 @@ import { Errors, toErrorResponse } from "../errors.ts";
 import { checkAdmin } from "./admin-access.ts";
 import { backendsJson, healthJson, programJson, programsJson } from "./admin-views.ts";
 import { listModels } from "./models-route.ts";
+import { parseProgramId } from "./program-identity.ts";
+import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
 import { relayCompletion } from "./relay-completion.ts";
@@ -22,6 +24,16 @@ export interface AppDeps extends ProxyDeps {
 
 /** `/programs/release` bodies are one id; anything near this size is not one. */
 const ADMIN_BODY_LIMIT = 64 * 1024;
+
+/** An admin route's program: `:id` in the scope of `?tenant=` (none = an anonymous caller's). */
+function adminKey(id: string, tenant: string | undefined): string {
+  return scopedProgramId(tenant === undefined || tenant === "" ? null : tenant, id);
+}
+
+function describeKey(key: string): string {
+  const { tenant, programId } = splitProgramKey(key);
+  return tenant === null ? programId : `${programId} of tenant ${tenant}`;
+}
 
 export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
   const app = new Hono<{ Bindings: HttpBindings }>();
@@ -47,11 +59,13 @@ export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
 
   app.get("/programs", (c) => c.json(programsJson(loop.scheduler.snapshot())));
   app.get("/programs/:id", (c) => {
-    const id = c.req.param("id");
-    const p = loop.scheduler.program(id);
-    if (!p) throw Errors.notFound(`Program ${id} is not known.`, "program_id");
-    return c.json({ ...programJson(p), profile: deps.profiler?.profile(id) ?? null });
+    const key = adminKey(c.req.param("id"), c.req.query("tenant"));
+    const p = loop.scheduler.program(key);
+    if (!p) throw Errors.notFound(`Program ${describeKey(key)} is not known.`, "program_id");
+    return c.json({ ...programJson(p), profile: deps.profiler?.profile(key) ?? null });
   });
+  // An agent ends its own programs: the id is looked up in the caller's scope. Naming another
+  // tenant's program (`tenant` in the body) is an admin act.
   app.post("/programs/release", async (c) => {
     const raw = await readBody(c.env.incoming, ADMIN_BODY_LIMIT);
     let doc: unknown;
@@ -60,13 +74,20 @@ export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
     } catch (err) {
       throw Errors.invalidJson((err as Error).message);
     }
-    const id = (doc as { program_id?: unknown } | null)?.program_id;
-    if (typeof id !== "string" || id.trim() === "") {
-      throw Errors.badRequest("program_id is required", "program_id");
+    const fields = (typeof doc === "object" && doc !== null ? doc : {}) as Record<string, unknown>;
+    const id = parseProgramId(fields.program_id, "program_id");
+    if (id === null) throw Errors.badRequest("program_id is required", "program_id");
+    let tenant = deps.callers.tenantOf(c.env.incoming.headers);
+    if (fields.tenant !== undefined && fields.tenant !== null) {
+      checkAdmin(c.env.incoming, deps.adminToken);
+      if (typeof fields.tenant !== "string" || fields.tenant === "")
+        throw Errors.badRequest("tenant must be a non-empty string", "tenant");
+      tenant = fields.tenant;
     }
-    const known = loop.scheduler.program(id) !== undefined;
-    loop.send({ kind: "program_release", now: deps.clock.now(), programId: id });
-    return c.json({ program_id: id, released: known });
+    const key = scopedProgramId(tenant, id);
+    const known = loop.scheduler.program(key) !== undefined;
+    loop.send({ kind: "program_release", now: deps.clock.now(), programId: key });
+    return c.json({ program_id: id, ...(tenant === null ? {} : { tenant }), released: known });
   });
 
   app.get("/health", (c) =>
@@ -83,9 +104,10 @@ export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
   });
   app.get("/profiles/:id", (c) => {
     if (!deps.profiler) throw Errors.badRequest("Profiling is off; start maitred with --profile.");
-    const id = c.req.param("id");
-    const profile = deps.profiler.profile(id);
-    if (!profile) throw Errors.notFound(`No profile for program ${id}.`, "program_id");
+    const key = adminKey(c.req.param("id"), c.req.query("tenant"));
+    const profile = deps.profiler.profile(key);
+    if (!profile)
+      throw Errors.notFound(`No profile for program ${describeKey(key)}.`, "program_id");
     return c.json(profile);
   });
 

@@ -6,6 +6,12 @@
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
 
+/** A request header's value; a repeated header gives its first. */
+export function firstHeader(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
 const HOP_BY_HOP = new Set([
   "connection",
   "keep-alive",

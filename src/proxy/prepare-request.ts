@@ -16,7 +16,9 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
 import type { PriorityClass } from "../core/api.ts";
 import { Errors } from "../errors.ts";
+import type { CallerResolver } from "./caller.ts";
 import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
+import { scopedProgramId } from "./program-scope.ts";
 import type { ClassResolver } from "./request-class.ts";
 import { spliceTopLevel } from "./splice-body.ts";
 
@@ -33,6 +35,11 @@ export const ENDPOINT_PATHS: Record<Endpoint, string> = {
 export interface PreparedRequest {
   endpoint: Endpoint;
   identity: ProgramIdentity;
+  /** The caller's tenant (caller.ts); null = anonymous. */
+  tenant: string | null;
+  /** The core's keys for the program and its parent: the ids scoped by the caller. */
+  programKey: string | null;
+  parentKey: string | null;
   stream: boolean;
   /**
    * The client asked for a plain answer and the backend is asked for a stream, which the proxy
@@ -165,11 +172,14 @@ export function prepareRequest(
   identityOrder: readonly IdentitySource[],
   classes: ClassResolver | null = null,
   upstreamStream: UpstreamStream = "always",
+  callers: CallerResolver | null = null,
 ): PreparedRequest {
   const body = parseBody(raw);
   const keysBefore = Object.keys(body);
   const maxWaitMs = maxWaitOf(headers);
   const identity = resolveProgramIdentity(body, headers, identityOrder);
+  const tenant = callers === null ? null : callers.tenantOf(headers);
+  const scoped = (id: string | null) => (id === null ? null : scopedProgramId(tenant, id));
   const cls = classes === null ? null : classes.resolve(body, headers);
   const stream = body.stream === true;
   /** Top-level members maitred sets; removed ones are found by comparing the keys. */
@@ -196,6 +206,9 @@ export function prepareRequest(
   return {
     endpoint,
     identity,
+    tenant,
+    programKey: scoped(identity.programId),
+    parentKey: scoped(identity.parentProgramId),
     stream,
     rebuild,
     clientWantsUsage,

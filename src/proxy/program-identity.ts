@@ -7,6 +7,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
 import { Errors } from "../errors.ts";
+import { firstHeader as header } from "./headers.ts";
 
 export interface ProgramIdentity {
   programId: string | null;
@@ -18,6 +19,10 @@ export interface ProgramIdentity {
 
 /** Longest accepted program id; ids end up in logs, CSV rows and JSON keys. */
 const MAX_ID_LENGTH = 512;
+
+/** C0 controls and DEL. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Agent-harness session headers. */
 const SESSION_HEADERS = [
@@ -39,7 +44,8 @@ type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
-function idValue(v: unknown, param: string): string | null {
+/** A program id as maitred accepts it (trimmed), null when absent or blank; throws 400. */
+export function parseProgramId(v: unknown, param: string): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v === "number" && Number.isFinite(v)) return String(v);
   if (typeof v !== "string") throw Errors.invalidProgramId(`${param} must be a string`, param);
@@ -52,12 +58,12 @@ function idValue(v: unknown, param: string): string | null {
   if (!s.isWellFormed()) {
     throw Errors.invalidProgramId(`${param} is not valid Unicode (a lone surrogate)`, param);
   }
+  // Control characters have no place in an id that is echoed in headers and logs, and one of
+  // them separates a tenant from its program ids (program-scope.ts).
+  if (CONTROL.test(s)) {
+    throw Errors.invalidProgramId(`${param} holds a control character`, param);
+  }
   return s;
-}
-
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 function truthy(v: unknown): boolean {
@@ -72,22 +78,24 @@ function fromSource(
 ): string | null {
   switch (source) {
     case "program_id":
-      return idValue(body.program_id, "program_id");
+      return parseProgramId(body.program_id, "program_id");
     case "extra_body":
       return isObject(body.extra_body)
-        ? idValue(body.extra_body.program_id, "extra_body.program_id")
+        ? parseProgramId(body.extra_body.program_id, "extra_body.program_id")
         : null;
     case "x-program-id":
-      return idValue(header(headers, "x-program-id"), "x-program-id");
+      return parseProgramId(header(headers, "x-program-id"), "x-program-id");
     case "session-headers":
       for (const name of SESSION_HEADERS) {
-        const id = idValue(header(headers, name), name);
+        const id = parseProgramId(header(headers, name), name);
         if (id !== null) return id;
       }
       return null;
     case "nvext": {
       const ctx = isObject(body.nvext) ? body.nvext.agent_context : undefined;
-      return isObject(ctx) ? idValue(ctx.trajectory_id, "nvext.agent_context.trajectory_id") : null;
+      return isObject(ctx)
+        ? parseProgramId(ctx.trajectory_id, "nvext.agent_context.trajectory_id")
+        : null;
     }
     default: {
       const never: never = source;
@@ -101,10 +109,13 @@ function parentOf(body: Json, headers: IncomingHttpHeaders): string | null {
   const ctx =
     isObject(body.nvext) && isObject(body.nvext.agent_context) ? body.nvext.agent_context : {};
   return (
-    idValue(body.parent_program_id, "parent_program_id") ??
-    idValue(extra.parent_program_id, "extra_body.parent_program_id") ??
-    PARENT_HEADERS.reduce<string | null>((acc, h) => acc ?? idValue(header(headers, h), h), null) ??
-    idValue(ctx.parent_trajectory_id, "nvext.agent_context.parent_trajectory_id")
+    parseProgramId(body.parent_program_id, "parent_program_id") ??
+    parseProgramId(extra.parent_program_id, "extra_body.parent_program_id") ??
+    PARENT_HEADERS.reduce<string | null>(
+      (acc, h) => acc ?? parseProgramId(header(headers, h), h),
+      null,
+    ) ??
+    parseProgramId(ctx.parent_trajectory_id, "nvext.agent_context.parent_trajectory_id")
   );
 }
 

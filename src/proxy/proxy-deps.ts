@@ -7,6 +7,7 @@ import type { InflightTracker } from "../runtime/inflight-tracker.ts";
 import type { RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
 import type { BodyBudget } from "./body-budget.ts";
+import type { CallerResolver } from "./caller.ts";
 import type { UpstreamStream } from "./prepare-request.ts";
 import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
@@ -26,6 +27,8 @@ export interface ProxyDeps {
    * and then nothing about a request's class is read, stripped or gated.
    */
   priority: ClassResolver | null;
+  /** Names each request's tenant, which scopes its program id (program-scope.ts). */
+  callers: CallerResolver;
   maxBodySize: number;
   /** Request bytes held at once across all requests (`--max-buffered-bytes`). */
   bodyBudget: BodyBudget;

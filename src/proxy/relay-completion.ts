@@ -67,6 +67,7 @@ async function relayRead(
     deps.identityOrder,
     deps.priority,
     deps.upstreamStream,
+    deps.callers,
   );
   const { loop, clock } = deps;
   // Set before anything is written, so the relayed head and an error envelope both carry it.
@@ -88,8 +89,8 @@ async function relayRead(
       kind: "request_arrived",
       now: step.arrivedAt,
       requestId: step.id,
-      programId: req.identity.programId,
-      parentProgramId: req.identity.parentProgramId ?? undefined,
+      programId: req.programKey,
+      parentProgramId: req.parentKey ?? undefined,
       messageChars: req.messageChars,
       final: req.identity.final,
       maxWaitMs: req.maxWaitMs,
@@ -148,9 +149,9 @@ function report(deps: ProxyDeps, req: PreparedRequest, step: Step, now: number):
   const { firstTokenAt, lastTokenAt, usage } = step.flow;
   if (firstTokenAt !== null)
     deps.metrics.firstToken(req.endpoint, (firstTokenAt - step.arrivedAt) / 1000);
-  if (deps.profiler && req.identity.programId !== null && step.grant) {
+  if (deps.profiler && req.programKey !== null && step.grant) {
     deps.profiler.record({
-      programId: req.identity.programId,
+      programId: req.programKey,
       arrivedAt: step.arrivedAt,
       dispatchedAt: step.dispatchedAt,
       firstTokenAt,

@@ -4,10 +4,9 @@
  *      integer `priority` is vLLM's own scheduling field and
  *      is forwarded untouched, a string one is maitred's and is removed from the body (vLLM
  *      would answer it with 400);
- *   2. the tenant is the one a mapped bearer API key names (`Authorization: Bearer <key>`),
- *      else header `x-tenant-id` when the config trusts it (off by default: any client can
- *      write a header, while the operator handed out the key);
- *   3. no known tenant gets the config's `default_max_class`; once any key is mapped, it gets
+ *   2. the caller's tenant (caller.ts: a mapped bearer API key, or a trusted `x-tenant-id`)
+ *      gives the ceiling its config sets;
+ *   3. an anonymous caller gets the config's `default_max_class`; once any key is mapped, it gets
  *      `anonymous_max_class` instead, lowered to the lowest ceiling a mapped key gives, so a
  *      caller never gets more by sending less;
  *   4. `resolveRequestClass` (the core's one header contract) parses, answers an unknown class
@@ -16,6 +15,8 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { RouterPriority } from "../config/parse-priority.ts";
 import { clampClass, type PriorityClass, resolveRequestClass } from "../core/api.ts";
+import { type CallerResolver, createCallerResolver } from "./caller.ts";
+import { firstHeader as header } from "./headers.ts";
 
 export interface RequestClass {
   priorityClass: PriorityClass;
@@ -30,37 +31,22 @@ export interface ClassResolver {
   resolve(body: Record<string, unknown>, headers: IncomingHttpHeaders): RequestClass;
 }
 
-const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
-
-function header(headers: IncomingHttpHeaders, name: string): string | undefined {
-  const v = headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
-export function createClassResolver(config: RouterPriority): ClassResolver {
-  // Maps, not the config's plain objects: a tenant named `constructor` must not find
-  // Object.prototype's.
+export function createClassResolver(
+  config: RouterPriority,
+  callers: CallerResolver = createCallerResolver(config),
+): ClassResolver {
   const tenants = new Map(Object.entries(config.tenants));
-  const keys = new Map(Object.entries(config.apiKeys));
-  const { defaultMaxClass, trustTenantHeader } = config;
+  const { defaultMaxClass } = config;
   const ceilingOf = (tenant: string) => tenants.get(tenant) ?? defaultMaxClass;
   // 3: no key may be worth less than sending none.
-  let unknownMax = keys.size === 0 ? defaultMaxClass : config.anonymousMaxClass;
-  for (const tenant of keys.values()) unknownMax = clampClass(unknownMax, ceilingOf(tenant));
+  let unknownMax =
+    Object.keys(config.apiKeys).length === 0 ? defaultMaxClass : config.anonymousMaxClass;
+  for (const tenant of Object.values(config.apiKeys))
+    unknownMax = clampClass(unknownMax, ceilingOf(tenant));
 
   function tenantMax(headers: IncomingHttpHeaders): PriorityClass {
-    if (keys.size > 0) {
-      const auth = header(headers, "authorization");
-      const key = auth === undefined ? undefined : BEARER.exec(auth)?.[1];
-      const tenant = key === undefined ? undefined : keys.get(key);
-      if (tenant !== undefined) return ceilingOf(tenant); // 2
-    }
-    if (trustTenantHeader) {
-      const id = header(headers, "x-tenant-id")?.trim();
-      const ceiling = id ? tenants.get(id) : undefined;
-      if (ceiling !== undefined) return ceiling; // 2
-    }
-    return unknownMax; // 3
+    const tenant = callers.tenantOf(headers);
+    return tenant === null ? unknownMax : ceilingOf(tenant); // 2, 3
   }
 
   return {

@@ -20,6 +20,7 @@ import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
 import { createBodyBudget, defaultBodyBudgetBytes } from "../proxy/body-budget.ts";
+import { createCallerResolver } from "../proxy/caller.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
@@ -185,6 +186,7 @@ export async function startRouter(
       })
     : null;
 
+  const callers = createCallerResolver(config.priority);
   const app = createApp({
     loop,
     clock,
@@ -194,7 +196,8 @@ export async function startRouter(
     logger,
     inflight,
     identityOrder: config.identityOrder,
-    priority: priorities ? createClassResolver(config.priority) : null,
+    priority: priorities ? createClassResolver(config.priority, callers) : null,
+    callers,
     maxBodySize: config.maxBodySize,
     bodyBudget: createBodyBudget(config.maxBufferedBytes ?? defaultBodyBudgetBytes()),
     adminToken: config.adminToken,
