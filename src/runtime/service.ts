@@ -15,6 +15,7 @@ import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
 import { corePriorityOf } from "../config/parse-priority.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
+import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
@@ -53,6 +54,12 @@ export interface RouterHandle {
 
 /** Retry delay for a deadline that is already due but still reported (spin guard). */
 const MIN_DEADLINE_RETRY_MS = 1000;
+/**
+ * How long a tick waits for the backends' metrics, as a share of the scheduler interval (and
+ * never past the poll timeout): a `/metrics` answers in milliseconds, so a backend still silent
+ * then is slow, and waiting longer would only age the others' figures.
+ */
+const ROUND_WAIT_SHARE = 0.25;
 
 function trSettingsOf(config: RouterConfig): SchedulerConfig {
   return {
@@ -106,7 +113,7 @@ export async function startRouter(
     clients,
     concurrency: config.pollConcurrency,
     timeoutMs: config.pollTimeoutMs,
-    now: () => clock.now(),
+    clock,
     logger,
   });
 
@@ -163,10 +170,22 @@ export async function startRouter(
       armDeadline();
     }, delay);
   };
+  // A tick waits for the backends' answers, but a slow one only so long: its figures reach the
+  // core on their own when they come (a tick of their own), and the others' are not held back.
+  // The first tick waits for every backend up to the poll timeout, for their capacities.
+  let roundWaitMs = config.pollTimeoutMs;
+  const deliverLate = (id: string, sample: BackendMetricsSample | null) => {
+    loop.send({ kind: "tick", now: clock.now(), metrics: { [id]: sample } });
+    armDeadline();
+  };
   const ticker = createTicker({
     clock,
     intervalMs: config.schedulerIntervalMs,
-    poll: () => poller.pollAll(),
+    poll: () => {
+      const round = poller.pollRound(roundWaitMs, deliverLate);
+      roundWaitMs = Math.min(config.pollTimeoutMs, config.schedulerIntervalMs * ROUND_WAIT_SHARE);
+      return round;
+    },
     onTick(samples, pollMs) {
       loop.send({ kind: "tick", now: clock.now(), metrics: samples });
       metrics.tick(pollMs / 1000);
@@ -180,7 +199,7 @@ export async function startRouter(
     ? createTicker({
         clock,
         intervalMs: config.metricsIntervalMs,
-        poll: () => poller.pollAll(),
+        poll: () => poller.pollRound(config.pollTimeoutMs),
         onTick() {},
         logger,
       })
@@ -242,6 +261,7 @@ export async function startRouter(
     });
   } catch (err) {
     // The port is taken (or not ours): leave nothing running behind the error.
+    poller.close();
     await ticker.stop();
     await upstreams.close();
     await sims?.close();
@@ -261,6 +281,8 @@ export async function startRouter(
   let closing: Promise<void> | null = null;
   async function shutdown(): Promise<void> {
     draining = true;
+    // Polls still out are aborted: their figures would reach a core that is shutting down.
+    poller.close();
     const pollsEnded = Promise.all([ticker.stop(), engineTicker?.stop()]);
     deadlineTimer?.cancel();
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -284,7 +306,6 @@ export async function startRouter(
     grace.cancel();
     server.closeAllConnections();
     await serverClosed;
-    // A poll still under way would fail against closed pools and log a false alarm.
     await Promise.race([pollsEnded, graceOver]);
     await upstreams.close();
     await profiler?.close();

@@ -1,9 +1,9 @@
 /**
  * The periodic scheduler tick (ThunderAgent `_scheduled_check`):
- * every interval, poll every backend (the poll itself bounds concurrency and time), then hand
- * the samples to `onTick`, which sends one `tick` event. Ticks never overlap: the next one is
- * scheduled only when the previous poll has finished, so a slow backend stretches the period
- * instead of piling up polls.
+ * every interval, poll the backends (the poll bounds its own wait, concurrency and time), then
+ * hand the samples to `onTick`, which sends one `tick` event. Ticks start one interval apart,
+ * counted from the start of the previous one, and never overlap: a poll that outlasts the
+ * interval delays the next tick until it ends.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
 import type { Logger } from "../util/logger.ts";
@@ -40,8 +40,12 @@ export function createTicker(options: TickerOptions): Ticker {
   let running: Promise<void> | null = null;
   let stopped = true;
 
+  /** When the latest tick started. */
+  let startedAt = Number.NEGATIVE_INFINITY;
+
   async function tick(): Promise<void> {
     const started = clock.now();
+    startedAt = started;
     let samples: MetricsSamples;
     try {
       samples = await options.poll();
@@ -69,10 +73,13 @@ export function createTicker(options: TickerOptions): Ticker {
 
   function schedule(): void {
     if (stopped) return;
-    timer = clock.setTimeout(() => {
-      timer = null;
-      void runOnce().then(schedule);
-    }, intervalMs);
+    timer = clock.setTimeout(
+      () => {
+        timer = null;
+        void runOnce().then(schedule);
+      },
+      Math.max(0, startedAt + intervalMs - clock.now()),
+    );
   }
 
   return {

@@ -164,3 +164,26 @@ test("a tick that throws is logged and counted, and the next interval still tick
   assert.equal(calls, 2, "the ticker did not stop");
   await ticker.stop();
 });
+
+test("ticks start one interval apart, counted from the previous start, not from its end", async () => {
+  const clock = createManualClock(0);
+  const starts: number[] = [];
+  let tickSent = deferred<void>();
+  const ticker = createTicker({
+    clock,
+    intervalMs: 1000,
+    logger: silentLogger,
+    poll: async () => {
+      starts.push(clock.now());
+      clock.advance(250); // the backends take a quarter of the interval to answer
+      return {};
+    },
+    onTick: () => tickSent.resolve(),
+  });
+  await ticker.start();
+  tickSent = deferred();
+  clock.advance(750);
+  await tickSent.promise;
+  assert.deepEqual(starts, [0, 1000]);
+  await ticker.stop();
+});

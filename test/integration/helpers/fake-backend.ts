@@ -33,6 +33,8 @@ export interface FakeBackend {
   /** Resolves once a stream reached its hold point. */
   held(): Promise<void>;
   release(): void;
+  /** While frozen, /metrics requests are read and never answered (an engine that hangs). */
+  freezeMetrics(frozen: boolean): void;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   const tokens = options.tokens ?? 5;
   const prompt = options.promptTokens ?? 10;
   const received: Received[] = [];
+  let metricsFrozen = false;
   let closed = signal();
   let heldSignal = signal();
   let releaseSignal = signal();
@@ -141,6 +144,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
         (path === "/v1/chat/completions" || path === "/v1/completions")
       ) {
         void completion(req, res, body);
+      } else if (path === "/metrics" && metricsFrozen) {
+        // Never answered: the router's poll must give up on its own.
       } else if (path === "/metrics") {
         res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
         const blocks = options.numGpuBlocks ?? 4096;
@@ -176,6 +181,9 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       releaseSignal = signal();
       heldSignal = signal();
       closed = signal();
+    },
+    freezeMetrics(frozen) {
+      metricsFrozen = frozen;
     },
     close: () =>
       new Promise<void>((r) => {
