@@ -18,6 +18,15 @@ const sample = (running: number): BackendMetricsSample => ({
   generationTokensTotal: 0,
 });
 
+function pollerOf(
+  clients: BackendMetricsClient[],
+  clock: ReturnType<typeof createManualClock>,
+  timeoutMs: number,
+  concurrency = 8,
+) {
+  return createBackendPoller({ clients, concurrency, timeoutMs, clock, logger: silentLogger });
+}
+
 /** Lets settled promise callbacks run (the polls' `.then`s), without moving the clock. */
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
@@ -92,13 +101,12 @@ test("polls run at most `concurrency` at a time", async () => {
 test("a slow backend does not hold the round: its answer comes later, on its own", async () => {
   const clock = createManualClock();
   const slow = frozen("slow");
-  const poller = createBackendPoller({
-    clients: [{ backendId: "fast", poll: async () => sample(1) }, slow.client],
-    concurrency: 8,
-    timeoutMs: 10_000,
+  const poller = pollerOf(
+    [{ backendId: "fast", poll: async () => sample(1) }, slow.client],
     clock,
-    logger: silentLogger,
-  });
+    10_000,
+    8,
+  );
   const late: Array<[string, BackendMetricsSample | null]> = [];
   const round = poller.pollRound(1250, (id, s) => late.push([id, s]));
   await settle();
@@ -115,13 +123,7 @@ test("a frozen backend fails once per round, each poll at its own timeout", asyn
   // the timeout for the third), not at 10, 25 and 40 s as with polls one after another.
   const clock = createManualClock(0);
   const stuck = frozen("stuck");
-  const poller = createBackendPoller({
-    clients: [stuck.client],
-    concurrency: 8,
-    timeoutMs: 10_000,
-    clock,
-    logger: silentLogger,
-  });
+  const poller = pollerOf([stuck.client], clock, 10_000, 8);
   const failures: number[] = [];
   const onLate = (_id: string, s: BackendMetricsSample | null) => {
     if (s === null) failures.push(clock.now());
@@ -145,13 +147,7 @@ test("a frozen backend fails once per round, each poll at its own timeout", asyn
 test("an answer older than one already delivered is dropped, not delivered over it", async () => {
   const clock = createManualClock();
   const b = frozen("b");
-  const poller = createBackendPoller({
-    clients: [b.client],
-    concurrency: 8,
-    timeoutMs: 60_000,
-    clock,
-    logger: silentLogger,
-  });
+  const poller = pollerOf([b.client], clock, 60_000, 8);
   const late: Array<BackendMetricsSample | null> = [];
   const first = poller.pollRound(100, (_id, s) => late.push(s));
   await settle();
@@ -171,13 +167,7 @@ test("an answer older than one already delivered is dropped, not delivered over 
 test("close aborts the polls still out and ends their rounds; nothing is delivered after it", async () => {
   const clock = createManualClock();
   const b = frozen("b");
-  const poller = createBackendPoller({
-    clients: [b.client],
-    concurrency: 8,
-    timeoutMs: 60_000,
-    clock,
-    logger: silentLogger,
-  });
+  const poller = pollerOf([b.client], clock, 60_000, 8);
   const late: unknown[] = [];
   const round = poller.pollRound(60_000, (_id, s) => late.push(s));
   await settle();
