@@ -71,12 +71,21 @@ export function applySample(
 
 /**
  * One failed poll or forward. After `unhealthyAfterFailures` in a row the backend is
- * unhealthy: no new placements (its programs move on their next request). Requests in flight
- * on it run on: a failing `/metrics` says nothing of the engine's streams, and a backend that
- * is really gone ends them itself. Only a successful poll brings it back.
+ * unhealthy: no new placements (its programs move on their next request). A forward the
+ * backend refused or reset (`down`) makes it unhealthy at once: nothing listens there now, and
+ * the request is being retried elsewhere. Requests in flight on it run on: a failing
+ * `/metrics` says nothing of the engine's streams, and a backend that is really gone ends them
+ * itself. Only a successful poll brings it back.
  */
-export function recordFailure(state: SchedulerState, b: BackendBook, source: string): void {
+export function recordFailure(
+  state: SchedulerState,
+  b: BackendBook,
+  source: string,
+  down = false,
+): void {
   b.consecutiveFailures++;
+  if (down)
+    b.consecutiveFailures = Math.max(b.consecutiveFailures, state.config.unhealthyAfterFailures);
   if (source === "poll") forgetTruth(b); // what it said last no longer holds
   if (!b.healthy || b.consecutiveFailures < state.config.unhealthyAfterFailures) return;
   b.healthy = false;

@@ -113,5 +113,10 @@ export type SchedulerEvent =
       kind: "backend_failure";
       now: number;
       backendId: string;
+      /**
+       * The backend refused or reset the connection, or died before its answer was relayed:
+       * unhealthy at once, until its next good poll.
+       */
+      down?: boolean;
     }
   | { kind: "shutdown"; now: number };

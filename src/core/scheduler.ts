@@ -111,7 +111,7 @@ function handleEvent(state: SchedulerState, event: SchedulerEvent): void {
       break;
     case "backend_failure": {
       const b = state.backendById.get(event.backendId);
-      if (b !== undefined) recordFailure(state, b, "forward");
+      if (b !== undefined) recordFailure(state, b, "forward", event.down === true);
       break;
     }
     case "shutdown":

@@ -33,6 +33,8 @@ export interface RouterMetrics {
   requestFinished(endpoint: string, outcome: string, seconds: number): void;
   firstToken(endpoint: string, seconds: number): void;
   upstreamError(kind: string): void;
+  /** A request that failed on its backend before its first byte was tried on another. */
+  upstreamRetry(): void;
   tick(seconds: number): void;
   /** A failure the router survived: an event the core threw on, or a tick that threw. */
   schedulerError(stage: "event" | "tick"): void;
@@ -238,6 +240,11 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     labelNames: ["kind"],
     registers,
   });
+  const upstreamRetries = new Counter({
+    name: "maitred_upstream_retries_total",
+    help: "Requests tried again on another backend after theirs refused, reset or dropped them before the client received a byte.",
+    registers,
+  });
   const schedulerErrors = new Counter({
     name: "maitred_scheduler_errors_total",
     help: "Failures the router survived: an event the scheduler core threw on (the request, if any, got a 500), or a scheduler tick that threw (the next one runs as usual).",
@@ -274,6 +281,7 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
       requestHist.observe({ endpoint, outcome }, seconds),
     firstToken: (endpoint, seconds) => ttftHist.observe({ endpoint }, seconds),
     upstreamError: (kind) => upstreamErrors.inc({ kind }),
+    upstreamRetry: () => upstreamRetries.inc(),
     tick: (seconds) => tickHist.observe(seconds),
     schedulerError: (stage) => schedulerErrors.inc({ stage }),
   };

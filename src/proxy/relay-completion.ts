@@ -28,7 +28,6 @@ type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
 /** Mutable per-request facts the `finally` reports from, whatever path ended the request. */
 interface Step {
   id: string;
-  arrivedAt: number;
   grant: Grant | null;
   dispatchedAt: number | null;
   /** First token, progress and usage, told to the core as the answer goes by. */
@@ -69,13 +68,71 @@ async function relayRead(
     deps.upstreamStream,
     deps.callers,
   );
-  const { loop, clock } = deps;
+  const { clock } = deps;
   // Set before anything is written, so the relayed head and an error envelope both carry it.
   if (req.priorityClass !== null) outgoing.setHeader("x-maitred-class", req.priorityClass);
+  const arrivedAt = clock.now();
+  const ended = deps.inflight.begin();
+  let step: Step | null = null;
+  try {
+    step = await tryBackend(deps, req, arrivedAt, incoming, outgoing);
+    if (retryable(deps, step, outgoing)) {
+      deps.metrics.upstreamRetry();
+      deps.logger.warn("retrying on another backend", {
+        requestId: step.id,
+        backend: step.grant?.backendId,
+        error: step.failure?.error.message,
+      });
+      step = await tryBackend(deps, req, arrivedAt, incoming, outgoing);
+    }
+    if (step.failure !== null) {
+      if (!outgoing.headersSent) throw step.failure.error;
+      endBrokenStream(outgoing, step.failure);
+    }
+  } finally {
+    ended();
+    if (step !== null) report(deps, req, step, arrivedAt, clock.now());
+  }
+}
+
+/**
+ * A try that failed before the client received a byte, because its backend refused the
+ * connection, reset it, or died before answering in full (Envoy's `retry_on:
+ * connect-failure,reset`), is tried once more. That backend is out of placement by then
+ * (`backend_failure` with `down`), so the core places the program anew, on another backend.
+ * A client that left, a cancel, a timeout or the backend's own error status is not retried,
+ * nor is a request when no other backend is healthy.
+ */
+function retryable(deps: ProxyDeps, step: Step, outgoing: ServerResponse): boolean {
+  const kind = step.failure?.kind;
+  const failed = step.grant?.backendId;
+  return (
+    (kind === "unreachable" || kind === "stream") &&
+    failed !== undefined &&
+    !outgoing.headersSent &&
+    !outgoing.destroyed &&
+    !deps.isDraining() &&
+    // With nowhere else to go, the backend's own failure (502) is the clearer answer.
+    deps.loop.scheduler.snapshot().backends.some((b) => b.healthy && b.id !== failed)
+  );
+}
+
+/**
+ * One try: the core admits the request (it may wait while parked), the chosen backend answers,
+ * and the request ends in the core exactly once, whatever happened. Never throws: a failure is
+ * in `step.failure`.
+ */
+async function tryBackend(
+  deps: ProxyDeps,
+  req: PreparedRequest,
+  arrivedAt: number,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<Step> {
+  const { loop, clock } = deps;
   const id = deps.newRequestId();
   const step: Step = {
     id,
-    arrivedAt: clock.now(),
     grant: null,
     dispatchedAt: null,
     flow: createRequestFlow(loop, id, deps.progressIntervalTokens),
@@ -83,17 +140,20 @@ async function relayRead(
     failure: null,
   };
   const pending = loop.requests.open(step.id);
-  const ended = deps.inflight.begin();
   try {
     const arrived: Arrival = {
       kind: "request_arrived",
-      now: step.arrivedAt,
+      now: clock.now(),
       requestId: step.id,
       programId: req.programKey,
       parentProgramId: req.parentKey ?? undefined,
       messageChars: req.messageChars,
       final: req.identity.final,
-      maxWaitMs: req.maxWaitMs,
+      // A retry waits only what is left of the client's bound.
+      maxWaitMs:
+        req.maxWaitMs === undefined
+          ? undefined
+          : Math.max(0, req.maxWaitMs - (clock.now() - arrivedAt)),
     };
     if (req.priorityClass !== null) {
       arrived.priorityClass = req.priorityClass;
@@ -120,39 +180,44 @@ async function relayRead(
     step.failure =
       err instanceof ForwardError ? err.failure : classifyFailure(err, null, null, false);
     step.outcome = step.failure.outcome;
-    if (!outgoing.headersSent) throw step.failure.error;
-    endBrokenStream(outgoing, step.failure);
   } finally {
     const now = clock.now();
     loop.requests.close(step.id);
     step.flow.finish(now, step.outcome);
-    ended();
-    report(deps, req, step, now);
+    const kind = step.failure?.kind;
+    if (kind && step.grant) {
+      // Refused, reset or cut short with nothing relayed: the backend is out of placement until
+      // its next good poll (a retry must not land there again).
+      const down = kind === "unreachable" || (kind === "stream" && !outgoing.headersSent);
+      if (down) loop.send({ kind: "backend_failure", now, backendId: step.grant.backendId, down });
+      deps.metrics.upstreamError(kind);
+      deps.logger.warn("backend request failed", {
+        requestId: step.id,
+        backend: step.grant.backendId,
+        outcome: step.outcome,
+        error: step.failure?.error.message,
+      });
+    }
   }
+  return step;
 }
 
-function report(deps: ProxyDeps, req: PreparedRequest, step: Step, now: number): void {
-  const kind = step.failure?.kind;
-  if (kind === "unreachable" && step.grant) {
-    deps.loop.send({ kind: "backend_failure", now, backendId: step.grant.backendId });
-  }
-  if (kind) {
-    deps.metrics.upstreamError(kind);
-    deps.logger.warn("backend request failed", {
-      requestId: step.id,
-      backend: step.grant?.backendId,
-      outcome: step.outcome,
-      error: step.failure?.error.message,
-    });
-  }
-  deps.metrics.requestFinished(req.endpoint, step.outcome, (now - step.arrivedAt) / 1000);
+/** The client's request ended (after one or two tries): its latency, first token and profile. */
+function report(
+  deps: ProxyDeps,
+  req: PreparedRequest,
+  step: Step,
+  arrivedAt: number,
+  now: number,
+): void {
+  deps.metrics.requestFinished(req.endpoint, step.outcome, (now - arrivedAt) / 1000);
   const { firstTokenAt, lastTokenAt, usage } = step.flow;
   if (firstTokenAt !== null)
-    deps.metrics.firstToken(req.endpoint, (firstTokenAt - step.arrivedAt) / 1000);
+    deps.metrics.firstToken(req.endpoint, (firstTokenAt - arrivedAt) / 1000);
   if (deps.profiler && req.programKey !== null && step.grant) {
     deps.profiler.record({
       programId: req.programKey,
-      arrivedAt: step.arrivedAt,
+      arrivedAt,
       dispatchedAt: step.dispatchedAt,
       firstTokenAt,
       lastTokenAt,

@@ -38,6 +38,16 @@ test("a program on an unhealthy backend is re-placed on its next request", () =>
   assert.equal(h.backend("b0").activePrograms, 0, "its books left b0");
 });
 
+test("a forward the backend refused takes it out of placement at once; a good poll brings it back", () => {
+  const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000 });
+  h.scheduler.handle({ kind: "backend_failure", now: h.now, backendId: "b0", down: true });
+  assert.equal(h.backend("b0").healthy, false);
+  h.arrive("a1", "A", 100);
+  assert.equal(h.dispatchOf("a1")?.backendId, "b1");
+  h.tick({}); // every backend answers its poll
+  assert.equal(h.backend("b0").healthy, true);
+});
+
 test("an unhealthy backend gets no new placements and returns after one good poll", () => {
   const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000 });
   for (let i = 0; i < 3; i++) h.tick({ b0: null });

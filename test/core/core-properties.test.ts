@@ -43,7 +43,7 @@ type Command =
   | { kind: "usage"; pick: number; extra: number }
   | { kind: "finish"; pick: number; outcome: RequestOutcome }
   | { kind: "release"; program: number }
-  | { kind: "failure"; backend: number }
+  | { kind: "failure"; backend: number; down: boolean }
   | { kind: "advance"; ms: number }
   | { kind: "tick"; samples: (SampleShape | null)[] };
 
@@ -114,6 +114,8 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("failure" as const),
       backend: fc.integer({ min: 0, max: 1 }),
+      // A refused or reset forward: the backend is out at once.
+      down: fc.boolean(),
     }),
   },
   {
@@ -260,7 +262,7 @@ function run(commands: Command[], config: SchedulerConfig): void {
         handle({ kind: "program_release", now, programId: PROGRAMS[c.program] });
         break;
       case "failure":
-        handle({ kind: "backend_failure", now, backendId: BACKENDS[c.backend] });
+        handle({ kind: "backend_failure", now, backendId: BACKENDS[c.backend], down: c.down });
         break;
       case "advance":
         now += c.ms;

@@ -23,6 +23,8 @@ export interface FakeBackendOptions {
   promptTokens?: number;
   /** Hold streams open after this many content chunks until `release()`. */
   holdAfter?: number | null;
+  /** A held stream dies on `release()`: its socket is destroyed (an engine that crashed). */
+  dieMidStream?: boolean;
 }
 
 export interface FakeBackend {
@@ -119,6 +121,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       if (holds && i === (options.holdAfter as number) + 1) {
         heldSignal.resolve();
         await releaseSignal.promise;
+        if (options.dieMidStream) res.socket?.destroy();
         if (res.destroyed) return;
       }
       res.write(chunkOf("c1", { content: `t${i}` }, i === tokens ? "stop" : null));
