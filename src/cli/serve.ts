@@ -6,7 +6,7 @@
 import type { Command } from "commander";
 import { envTwin, resolveRouterConfig } from "../config/load-config.ts";
 import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
-import { startRouter } from "../runtime/service.ts";
+import { type RouterHandle, startRouter } from "../runtime/service.ts";
 import { createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";
@@ -41,15 +41,26 @@ export function registerServe(program: Command, io: CliIo): void {
       level: config.logLevel,
       write: (line) => io.stderr(`${line}\n`),
     });
-    const router = await startRouter(config, { logger });
+    // Signals are heard from the start: a SIGTERM while the first tick waits for slow backends
+    // stops the start-up instead of being lost or killing the process mid-way.
+    const starting = new AbortController();
+    let router: RouterHandle | null = null;
+    let stopped = () => {};
+    const done = new Promise<void>((resolve) => (stopped = resolve));
+    const stop = (signal: string) => {
+      io.stderr(`maitred: ${signal} received, ${router ? "draining" : "stopping start-up"}\n`);
+      if (router) router.close().then(stopped, stopped);
+      else starting.abort(new Error(`${signal} during start-up`));
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+    try {
+      router = await startRouter(config, { logger, signal: starting.signal });
+    } catch (err) {
+      if (starting.signal.aborted) return;
+      throw err;
+    }
     io.stdout(await readyBanner(router.url));
-    await new Promise<void>((resolve) => {
-      const stop = (signal: string) => {
-        io.stderr(`maitred: ${signal} received, draining\n`);
-        router.close().then(resolve, resolve);
-      };
-      process.once("SIGTERM", () => stop("SIGTERM"));
-      process.once("SIGINT", () => stop("SIGINT"));
-    });
+    await done;
   });
 }

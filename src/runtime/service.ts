@@ -39,6 +39,11 @@ export interface StartRouterOptions {
   /** Replace the scheduler core (tests of the runtime against a fake). */
   createScheduler?: (options: CreateSchedulerOptions) => Scheduler;
   hooks?: RunLoopHooks;
+  /**
+   * Aborting it during start-up (a SIGTERM while the first tick waits for slow backends) stops
+   * the start: everything begun is closed and `startRouter` rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 export interface RouterHandle {
@@ -152,9 +157,12 @@ export async function startRouter(
   let armedAt = Number.POSITIVE_INFINITY;
   /** The deadline the last deadline tick was for. */
   let handledAt = Number.NEGATIVE_INFINITY;
-  const armDeadline = () => {
+  const cancelDeadline = () => {
     deadlineTimer?.cancel();
     deadlineTimer = null;
+  };
+  const armDeadline = () => {
+    cancelDeadline();
     armedAt = Number.POSITIVE_INFINITY;
     const at = loop.scheduler.nextDeadline?.() ?? null;
     if (at === null || draining) return;
@@ -249,9 +257,11 @@ export async function startRouter(
   // are: the port opens then, and the tick lands when it is done.
   let giveUp = () => {};
   const bound = clock.setTimeout(() => giveUp(), config.pollTimeoutMs);
+  options.signal?.addEventListener("abort", () => giveUp(), { once: true });
   await Promise.race([ticker.start(), new Promise<void>((resolve) => (giveUp = resolve))]);
   bound.cancel();
   try {
+    options.signal?.throwIfAborted();
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(config.port, config.host, () => {
@@ -260,10 +270,12 @@ export async function startRouter(
       });
     });
   } catch (err) {
-    // The port is taken (or not ours): leave nothing running behind the error.
+    // Stopped, or the port is taken (or not ours): leave nothing running behind the error.
     poller.close();
     await ticker.stop();
+    cancelDeadline();
     await upstreams.close();
+    await profiler?.close();
     await sims?.close();
     throw err;
   }
@@ -284,7 +296,7 @@ export async function startRouter(
     // Polls still out are aborted: their figures would reach a core that is shutting down.
     poller.close();
     const pollsEnded = Promise.all([ticker.stop(), engineTicker?.stop()]);
-    deadlineTimer?.cancel();
+    cancelDeadline();
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     loop.send({ kind: "shutdown", now: clock.now() });
     const grace = clock.setTimeout(() => {

@@ -31,3 +31,25 @@ test("a port already taken fails startup and leaves no poller running", async ()
     await backend.close();
   }
 });
+
+test("a stop asked for while the first tick waits on a frozen backend ends the start-up at once, leaving nothing behind", async () => {
+  const backend = await startFakeBackend();
+  backend.freezeMetrics(true);
+  const clock = createManualClock(0);
+  const stop = new AbortController();
+  try {
+    const config = resolveRouterConfig({
+      flags: { host: "127.0.0.1", port: "0", backends: backend.url, "poll-timeout": "10" },
+    });
+    const starting = startRouter(config, { clock, logger: silentLogger, signal: stop.signal });
+    // The first poll is out and unanswered; the start waits for it (up to the poll timeout).
+    while (!backend.received.some((r) => r.path === "/metrics"))
+      await new Promise((r) => setImmediate(r));
+    stop.abort(new Error("SIGTERM during start-up"));
+    await assert.rejects(starting, /SIGTERM during start-up/);
+    assert.equal(clock.now(), 0, "no time had to pass");
+    assert.equal(clock.pendingTimers(), 0, "no timer left behind");
+  } finally {
+    await backend.close();
+  }
+});
