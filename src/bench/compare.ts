@@ -71,7 +71,10 @@ export interface CompareOptions extends BenchSettings {
 const BLOCK_SIZE = 16;
 
 /** The settings of the `index`-th simulated backend of each mode. */
-export function simBackendSettings(o: CompareOptions, index: number): SimBackendSettings {
+export function simBackendSettings(
+  o: Pick<CompareOptions, "profile" | "numGpuBlocks" | "timeScale">,
+  index: number,
+): SimBackendSettings {
   const profile = o.profile ?? DEFAULT_PROFILE;
   const maxLen = TIMING_PROFILES[profile]?.maxModelLen;
   // A small --num-gpu-blocks (to force thrashing) must still hold one full context.

@@ -12,6 +12,8 @@ import { fileURLToPath } from "node:url";
 export interface MaitredProcess {
   url: string;
   close(): Promise<void>;
+  /** SIGKILL: the process dies at once, its connections reset (a crashed server). */
+  kill(): Promise<void>;
 }
 
 const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
@@ -60,7 +62,15 @@ export function startMaitredProcess(
       }
       if (rec.msg === readyMsg && typeof rec.url === "string") {
         ready = true;
-        resolve({ url: rec.url, close });
+        resolve({
+          url: rec.url,
+          close,
+          kill: async () => {
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            child.kill("SIGKILL");
+            await exited(child);
+          },
+        });
       }
     });
     child.once("error", (err) => reject(err));

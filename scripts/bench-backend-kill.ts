@@ -1,0 +1,155 @@
+/**
+ * What a dying backend costs: `maitred serve --router tr` in front of N simulated backends, each
+ * its own process as users run them, a closed-loop agent workload through it, and one backend
+ * killed with SIGKILL part-way (its connections reset, new ones refused). The driver does not
+ * retry (OpenAI clients would, and hide the router's losses), so every failure it sees is one the
+ * router passed on. Prints:
+ *   - steps answered, and failed requests by kind, before and after the kill;
+ *   - "lost": failed requests whose client had received no byte: the router could have served
+ *     them elsewhere (the goal is 0);
+ *   - "cut mid-stream": streams already relaying when their backend died; their bytes are out, so
+ *     no router can send them elsewhere (the agent's own retry takes them);
+ *   - the router's retries and backend errors (`/metrics`), and how long until `/backends` showed
+ *     the killed backend unhealthy.
+ *
+ *   node scripts/bench-backend-kill.ts [--backends 4] [--concurrency 32] [--time-scale 5]
+ *       [--kill-at 20s] [--duration 60s] [--stream-share 0.5] [--num-gpu-blocks 4000]
+ *       [--seed 1] [--workload deepseek] [--control]
+ *
+ * `--control` runs the same without killing anything, for the steps a full fleet answers in
+ * the same two windows.
+ */
+import { parseArgs } from "node:util";
+import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
+import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
+import { discoverModel } from "../src/bench/discover-model.ts";
+import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
+import { startRouterProcess } from "../src/bench/start-router-for.ts";
+import { createStepClient } from "../src/bench/step-client.ts";
+import { parseDurationMs } from "../src/config/parse-value.ts";
+import { wallClock } from "../src/runtime/clock.ts";
+import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
+
+const { values: a } = parseArgs({
+  options: {
+    backends: { type: "string", default: "4" },
+    concurrency: { type: "string", default: "32" },
+    "time-scale": { type: "string", default: "5" },
+    "kill-at": { type: "string", default: "20s" },
+    duration: { type: "string", default: "60s" },
+    "stream-share": { type: "string", default: "0.5" },
+    "num-gpu-blocks": { type: "string", default: "4000" },
+    seed: { type: "string", default: "1" },
+    workload: { type: "string", default: "deepseek" },
+    control: { type: "boolean", default: false },
+  },
+});
+
+const src = (field: string) => ({ field, origin: "flag" });
+const numBackends = Number(a.backends);
+const concurrency = Number(a.concurrency);
+const timeScale = Number(a["time-scale"]);
+const killAtMs = parseDurationMs(a["kill-at"], src("--kill-at"));
+const durationMs = parseDurationMs(a.duration, src("--duration"));
+const streamShare = Number(a["stream-share"]);
+const numGpuBlocks = Number(a["num-gpu-blocks"]);
+
+const backends: MaitredProcess[] = [];
+for (let i = 0; i < numBackends; i++) {
+  const settings = simBackendSettings({ timeScale, numGpuBlocks }, i);
+  backends.push(
+    await startMaitredProcess(
+      ["sim-backend", ...simBackendArgs(settings), "--log-level", "info"],
+      "sim-backend listening",
+    ),
+  );
+}
+const urls = backends.map((b) => b.url);
+const router = await startRouterProcess("tr", urls, timeScale);
+const victim = backends[1];
+
+async function backendHealthy(url: string): Promise<boolean | null> {
+  try {
+    const res = await fetch(`${router.url}/backends`);
+    const doc = (await res.json()) as Record<string, { healthy: boolean }>;
+    return doc[url]?.healthy ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function metricValue(text: string, name: string): Promise<number> {
+  let sum = 0;
+  for (const line of text.split("\n"))
+    if (line.startsWith(name)) sum += Number(line.split(" ").at(-1));
+  return sum;
+}
+
+try {
+  const target = await discoverModel(router.url);
+  if (target === null) throw new Error(`no model served at ${router.url}`);
+  const spec = parseWorkloadArg(a.workload, { seed: Number(a.seed) });
+  const workload = await loadWorkload(
+    target.maxModelLen ? limitContext(spec, target.maxModelLen) : spec,
+  );
+  const client = createStepClient({ url: router.url, connections: concurrency });
+  const loop = startClosedLoop({
+    workload,
+    client,
+    model: target.id,
+    concurrency,
+    timeScale,
+    warmupMs: 0,
+    durationMs,
+    maxRetries: 0,
+    streamShare,
+    programIdPrefix: "kill-",
+  });
+  const started = wallClock.now();
+  const never = new AbortController().signal;
+  await abortableSleep(wallClock, killAtMs, never);
+  const killedAt = wallClock.now() - started;
+  if (!a.control) await victim.kill();
+  let unhealthyAfterMs: number | null = null;
+  while (!a.control && wallClock.now() - started < killAtMs + 30_000) {
+    if ((await backendHealthy(victim.url)) === false) {
+      unhealthyAfterMs = wallClock.now() - started - killedAt;
+      break;
+    }
+    await abortableSleep(wallClock, 50, never);
+  }
+  const records = await loop.done;
+  await client.close();
+  const metrics = await (await fetch(`${router.url}/metrics`)).text();
+
+  const before = records.steps.filter((s) => s.endMs < killedAt).length;
+  const after = records.steps.length - before;
+  const cut = records.errors.filter((e) => e.kind === "stream_error");
+  const lost = records.errors.filter((e) => e.kind !== "stream_error");
+  const kinds = new Map<string, number>();
+  for (const e of records.errors) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+
+  console.log(
+    `${numBackends} backends (sim, time scale ${timeScale}, ${numGpuBlocks} blocks), ${concurrency} programs of ${a.workload}, ` +
+      `${Math.round(streamShare * 100)} % streamed; ${a.control ? "control run, nothing killed; split" : "backend 2 killed (SIGKILL)"} at ${(killedAt / 1000).toFixed(1)} s of ${(durationMs / 1000).toFixed(0)} s; no client retries`,
+  );
+  console.log("");
+  console.log("| measure | value |");
+  console.log("| --- | ---: |");
+  console.log(`| steps answered before the kill | ${before} |`);
+  console.log(`| steps answered after the kill | ${after} |`);
+  console.log(`| requests lost (failed before any byte reached the client) | ${lost.length} |`);
+  console.log(`| streams cut mid-answer (bytes already out) | ${cut.length} |`);
+  console.log(
+    `| router retries on another backend | ${await metricValue(metrics, "maitred_upstream_retries_total")} |`,
+  );
+  console.log(
+    `| killed backend unhealthy after | ${unhealthyAfterMs === null ? "not within 30 s" : `${unhealthyAfterMs.toFixed(0)} ms`} |`,
+  );
+  if (kinds.size > 0)
+    console.log(`\nfailures by kind: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")}`);
+  process.exitCode = lost.length === 0 ? 0 : 1;
+} finally {
+  await router.close();
+  await Promise.all(backends.map((b) => b.close()));
+}
