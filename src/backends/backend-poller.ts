@@ -1,17 +1,17 @@
 /**
  * Polls the backends' metrics. Each backend's poll runs on its own, with its own timeout on the
  * runtime's clock, so a slow or frozen backend never holds up another's figures:
- *   - a round starts one poll of every backend, even one whose previous poll is still out (a
- *     frozen backend then fails once per round, each poll at its own timeout, and is found
- *     unhealthy after as many rounds as the failure threshold, not after that many timeouts
- *     back to back);
- *   - the round resolves with the results that came in within its wait; a result that comes
- *     later is handed to `onLate`, unless a newer poll of that backend was already delivered
- *     (an old figure never overwrites a newer one);
+ *   - a round starts one poll of every backend and resolves with the answers that came in
+ *     within its wait; an answer that comes later is handed to `onLate`;
+ *   - a backend whose poll from an earlier round is still on the wire gets no second one: the
+ *     round counts it as failed at once (an engine that cannot answer `/metrics` within a round
+ *     is not one to place work on). A frozen backend therefore fails once per round, and its
+ *     polls never pile up;
  *   - at most `concurrency` polls are on the wire at once (p-queue); a poll's timeout runs from
- *     when it goes on the wire.
- * It also keeps the latest good sample per backend for `/backends` and Prometheus ("as last
- * seen").
+ *     when it goes on the wire, and a backend whose poll is still waiting in the queue is left
+ *     out of the round, so waiting for a turn is never held against a backend.
+ * Rounds without `onLate` (the `--metrics` refresh) only refresh `latest`, the last good
+ * sample per backend for `/backends` and Prometheus ("as last seen"), and are not counted.
  */
 import PQueue from "p-queue";
 import type { BackendMetricsSample } from "../core/events.ts";
@@ -38,7 +38,10 @@ export interface BackendPoller {
     onLate?: (backendId: string, result: BackendMetricsSample | null) => void,
   ): Promise<PollResults>;
   latest(backendId: string): LatestSample | undefined;
-  /** Abort every poll still out; nothing is delivered after this. */
+  /**
+   * Abort every poll still out and end the open rounds with what they have; no answer is
+   * delivered to `onLate` after this.
+   */
   close(): void;
 }
 
@@ -54,9 +57,10 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
   const { clock, logger, timeoutMs } = options;
   const queue = new PQueue({ concurrency: options.concurrency });
   const latest = new Map<string, LatestSample & { seq: number }>();
-  /** Per backend: polls are numbered as they start; the newest delivered so far. */
+  /** Per backend: polls are numbered as they start, so an old answer never replaces a newer. */
   const started = new Map<string, number>();
-  const delivered = new Map<string, number>();
+  /** Backends whose counted poll (a round with `onLate`) has not answered yet, and where it is. */
+  const counting = new Map<string, "queued" | "wire">();
   const out = new Set<AbortController>();
   /** The rounds not yet resolved, each by its `finish`. */
   const rounds = new Set<() => void>();
@@ -65,8 +69,10 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
   async function pollOne(
     client: BackendMetricsClient,
     seq: number,
+    counted: boolean,
   ): Promise<BackendMetricsSample | null> {
     if (closed) return null;
+    if (counted) counting.set(client.backendId, "wire");
     const abort = new AbortController();
     out.add(abort);
     const timer = clock.setTimeout(
@@ -91,7 +97,7 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
   return {
     pollRound(waitMs, onLate) {
       const results: PollResults = {};
-      let pending = options.clients.length;
+      let pending = 0;
       let roundOver = false;
       return new Promise<PollResults>((resolve) => {
         const finish = () => {
@@ -103,26 +109,29 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
         };
         rounds.add(finish);
         const wait = clock.setTimeout(finish, waitMs);
-        if (pending === 0) finish();
         for (const client of options.clients) {
           const id = client.backendId;
+          const previous = onLate ? counting.get(id) : undefined;
+          if (previous === "wire") results[id] = null; // still silent since the last round
+          if (previous !== undefined) continue;
           const seq = (started.get(id) ?? 0) + 1;
           started.set(id, seq);
-          void (queue.add(() => pollOne(client, seq)) as Promise<BackendMetricsSample | null>).then(
-            (result) => {
-              pending--;
-              if (closed) return;
-              if (onLate) {
-                // A newer poll of this backend already reached the core: this one is history.
-                if (seq < (delivered.get(id) ?? 0)) return;
-                delivered.set(id, seq);
-              }
-              if (!roundOver) results[id] = result;
-              else onLate?.(id, result);
-              if (pending === 0) finish();
-            },
-          );
+          if (onLate) counting.set(id, "queued");
+          pending++;
+          void (
+            queue.add(() =>
+              pollOne(client, seq, onLate !== undefined),
+            ) as Promise<BackendMetricsSample | null>
+          ).then((result) => {
+            pending--;
+            if (onLate) counting.delete(id);
+            if (closed) return;
+            if (!roundOver) results[id] = result;
+            else onLate?.(id, result);
+            if (pending === 0) finish();
+          });
         }
+        if (pending === 0) finish();
       });
     },
     latest(id) {

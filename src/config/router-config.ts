@@ -320,7 +320,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "unhealthy-after-failures",
     prop: "unhealthyAfterFailures",
     arg: "<n>",
-    help: "consecutive failures before a backend is unhealthy",
+    help: "consecutive failed polls or forwards before a backend is unhealthy (a refused or reset forward: at once, when another backend is healthy)",
     parse: int(1, 1000),
   },
   {

@@ -75,7 +75,7 @@ async function relayRead(
   const ended = deps.inflight.begin();
   let step: Step | null = null;
   try {
-    step = await tryBackend(deps, req, arrivedAt, incoming, outgoing);
+    step = await tryBackend(deps, req, req.maxWaitMs, incoming, outgoing);
     if (retryable(deps, step, outgoing)) {
       deps.metrics.upstreamRetry();
       deps.logger.warn("retrying on another backend", {
@@ -83,7 +83,10 @@ async function relayRead(
         backend: step.grant?.backendId,
         error: step.failure?.error.message,
       });
-      step = await tryBackend(deps, req, arrivedAt, incoming, outgoing);
+      // The client's max wait bounds the time maitred holds its request, in both tries.
+      const held = step.grant?.pausedMs ?? 0;
+      const left = req.maxWaitMs === undefined ? undefined : Math.max(0, req.maxWaitMs - held);
+      step = await tryBackend(deps, req, left, incoming, outgoing);
     }
     if (step.failure !== null) {
       if (!outgoing.headersSent) throw step.failure.error;
@@ -95,25 +98,27 @@ async function relayRead(
   }
 }
 
+/** Another healthy backend than `failed` (the failure path only: it reads the books whole). */
+function elsewhere(deps: ProxyDeps, failed: string): boolean {
+  return deps.loop.scheduler.snapshot().backends.some((b) => b.healthy && b.id !== failed);
+}
+
 /**
- * A try that failed before the client received a byte, because its backend refused the
- * connection, reset it, or died before answering in full (Envoy's `retry_on:
- * connect-failure,reset`), is tried once more. That backend is out of placement by then
- * (`backend_failure` with `down`), so the core places the program anew, on another backend.
- * A client that left, a cancel, a timeout or the backend's own error status is not retried,
- * nor is a request when no other backend is healthy.
+ * A try whose connection failed (refused, reset, or closed before the answer ended) before the
+ * client received a byte is tried once more (Envoy's `retry_on: connect-failure,reset`). Its
+ * backend is out of placement by then (`backend_failure` with `down`), so the core places the
+ * program anew, on another backend. A client that left, a cancel, a timeout, an answer that
+ * came whole but unusable, or the backend's own error status is not retried, nor is a request
+ * when no other backend is healthy (the backend's own failure, a 502, is then the answer).
  */
 function retryable(deps: ProxyDeps, step: Step, outgoing: ServerResponse): boolean {
-  const kind = step.failure?.kind;
-  const failed = step.grant?.backendId;
   return (
-    (kind === "unreachable" || kind === "stream") &&
-    failed !== undefined &&
+    step.failure?.connection === true &&
+    step.grant !== null &&
     !outgoing.headersSent &&
     !outgoing.destroyed &&
     !deps.isDraining() &&
-    // With nowhere else to go, the backend's own failure (502) is the clearer answer.
-    deps.loop.scheduler.snapshot().backends.some((b) => b.healthy && b.id !== failed)
+    elsewhere(deps, step.grant.backendId)
   );
 }
 
@@ -125,7 +130,7 @@ function retryable(deps: ProxyDeps, step: Step, outgoing: ServerResponse): boole
 async function tryBackend(
   deps: ProxyDeps,
   req: PreparedRequest,
-  arrivedAt: number,
+  maxWaitMs: number | undefined,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
 ): Promise<Step> {
@@ -149,11 +154,7 @@ async function tryBackend(
       parentProgramId: req.parentKey ?? undefined,
       messageChars: req.messageChars,
       final: req.identity.final,
-      // A retry waits only what is left of the client's bound.
-      maxWaitMs:
-        req.maxWaitMs === undefined
-          ? undefined
-          : Math.max(0, req.maxWaitMs - (clock.now() - arrivedAt)),
+      maxWaitMs,
     };
     if (req.priorityClass !== null) {
       arrived.priorityClass = req.priorityClass;
@@ -183,21 +184,26 @@ async function tryBackend(
   } finally {
     const now = clock.now();
     loop.requests.close(step.id);
-    step.flow.finish(now, step.outcome);
-    const kind = step.failure?.kind;
-    if (kind && step.grant) {
-      // Refused, reset or cut short with nothing relayed: the backend is out of placement until
-      // its next good poll (a retry must not land there again).
-      const down = kind === "unreachable" || (kind === "stream" && !outgoing.headersSent);
-      if (down) loop.send({ kind: "backend_failure", now, backendId: step.grant.backendId, down });
-      deps.metrics.upstreamError(kind);
+    const failure = step.failure;
+    if (failure?.kind && step.grant) {
+      const backendId = step.grant.backendId;
+      // Told before the request ends, so the resume its end triggers cannot seat work on a
+      // backend that just failed. A failed connection takes the backend out of placement at
+      // once when another can take its work (nothing may listen there now); with none left
+      // it only counts, so one reset never empties the fleet.
+      if (failure.connection === true) {
+        const down = failure.connection === true && elsewhere(deps, backendId);
+        loop.send({ kind: "backend_failure", now, backendId, down });
+      }
+      deps.metrics.upstreamError(failure.kind);
       deps.logger.warn("backend request failed", {
         requestId: step.id,
-        backend: step.grant.backendId,
+        backend: backendId,
         outcome: step.outcome,
-        error: step.failure?.error.message,
+        error: failure.error.message,
       });
     }
+    step.flow.finish(now, step.outcome);
   }
   return step;
 }

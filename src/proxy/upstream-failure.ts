@@ -12,6 +12,11 @@ export interface Failure {
   outcome: RequestOutcome;
   /** Set when the backend is at fault (metrics; `unreachable` also counts towards unhealthy). */
   kind: UpstreamErrorKind | null;
+  /**
+   * The connection to the backend failed: refused, reset, or closed before the answer ended.
+   * Not a timeout, not our own abort, not an answer that arrived whole but unusable.
+   */
+  connection?: boolean;
 }
 
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
@@ -53,12 +58,14 @@ export function classifyFailure(
       error: Errors.backendUnreachable(backend, err),
       outcome: "backend_unreachable",
       kind: "unreachable",
+      connection: true,
     };
   }
   return {
     error: Errors.backendUnreachable(backend, err),
     outcome: "upstream_error",
     kind: "stream",
+    connection: true,
   };
 }
 

@@ -183,8 +183,15 @@ export async function startRouter(
   // The first tick waits for every backend up to the poll timeout, for their capacities.
   let roundWaitMs = config.pollTimeoutMs;
   const deliverLate = (id: string, sample: BackendMetricsSample | null) => {
-    loop.send({ kind: "tick", now: clock.now(), metrics: { [id]: sample } });
-    armDeadline();
+    if (draining) return;
+    try {
+      loop.send({ kind: "tick", now: clock.now(), metrics: { [id]: sample } });
+      armDeadline();
+    } catch (err) {
+      // Off the ticker's path, so caught here as the ticker catches its own: never a crash.
+      logger.error("scheduler tick failed", { err });
+      metrics.schedulerError("tick");
+    }
   };
   const ticker = createTicker({
     clock,
@@ -195,6 +202,7 @@ export async function startRouter(
       return round;
     },
     onTick(samples, pollMs) {
+      if (draining) return; // the round shutdown ended early: its figures come too late
       loop.send({ kind: "tick", now: clock.now(), metrics: samples });
       metrics.tick(pollMs / 1000);
       armDeadline();

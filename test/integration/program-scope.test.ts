@@ -147,3 +147,45 @@ describe("program ids are scoped by caller", () => {
     assert.equal(backend.received.length, before);
   });
 });
+
+test("a trusted x-tenant-id scopes ids like a key does, and a parent id is the caller's too", async () => {
+  const fake = await startFakeBackend();
+  const trusted = await startTestRouter(
+    { backends: fake.url },
+    {
+      yaml: `
+priority:
+  enabled: false
+  trust_tenant_header: true
+  tenants:
+    gamma: { max_class: default }
+`,
+    },
+  );
+  try {
+    const send = (headers: Record<string, string>, body: Record<string, unknown>) =>
+      fetch(`${trusted.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }], ...body }),
+      });
+    await ok(
+      await send({ "x-tenant-id": "gamma" }, { program_id: "kid", parent_program_id: "mom" }),
+    );
+    await ok(await send({}, { program_id: "kid" }));
+    // A tenant the config does not name is no tenant: anonymous.
+    await ok(await send({ "x-tenant-id": "nobody" }, { program_id: "kid" }));
+    const keys = trusted.loop.scheduler
+      .snapshot()
+      .programs.map((p) => p.id)
+      .sort();
+    assert.deepEqual(keys, ["gamma\u001fkid", "kid"]);
+    assert.equal(
+      trusted.loop.scheduler.program("gamma\u001fkid")?.parentProgramId,
+      "gamma\u001fmom",
+    );
+  } finally {
+    await trusted.close();
+    await fake.close();
+  }
+});

@@ -25,6 +25,8 @@ export interface FakeBackendOptions {
   holdAfter?: number | null;
   /** A held stream dies on `release()`: its socket is destroyed (an engine that crashed). */
   dieMidStream?: boolean;
+  /** Streams end at once with `data: [DONE]`: a whole answer with nothing in it. */
+  emptyStreams?: boolean;
 }
 
 export interface FakeBackend {
@@ -114,6 +116,10 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       heldSignal.resolve();
       await releaseSignal.promise;
       if (res.destroyed) return;
+    }
+    if (options.emptyStreams) {
+      res.end("data: [DONE]\n\n");
+      return;
     }
     res.write(chunkOf("c1", { role: "assistant", content: "" }));
     for (let i = 1; i <= tokens; i++) {
