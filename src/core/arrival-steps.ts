@@ -37,10 +37,15 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
   return p;
 }
 
-/** A program starts a step: the time since its last one ended was a tool call. */
-export function beginStep(state: SchedulerState, p: ProgramRecord): void {
-  observeToolTime(state, p);
-  p.steps++;
+/**
+ * A program starts a step: the time since its last one ended was a tool call. A retried request
+ * (its backend failed) is the same step: only its activity is noted.
+ */
+export function beginStep(state: SchedulerState, p: ProgramRecord, ev: Arrival): void {
+  if (ev.retry !== true) {
+    observeToolTime(state, p);
+    p.steps++;
+  }
   touch(state, p);
 }
 

@@ -57,6 +57,11 @@ export type SchedulerEvent =
       messageChars: number[];
       /** `x-program-final` / `program_final`: release the program after this response. */
       final: boolean;
+      /**
+       * The same client request again, after its backend failed before answering: the
+       * program's step goes on (no new step, no tool time observed, no clamp counted twice).
+       */
+      retry?: boolean;
       /** `x-maitred-max-wait-ms`: answer 503 if parked longer than this. */
       maxWaitMs?: number;
       /**

@@ -47,7 +47,7 @@ export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
     return;
   }
   const p = programFor(state, ev); // 3
-  beginStep(state, p);
+  beginStep(state, p, ev);
   const r = newRequest(state, ev, p, chars);
   if (state.queue.has(p)) {
     park(state, p, r); // 4

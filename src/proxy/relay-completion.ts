@@ -86,7 +86,7 @@ async function relayRead(
       // The client's max wait bounds the time maitred holds its request, in both tries.
       const held = step.grant?.pausedMs ?? 0;
       const left = req.maxWaitMs === undefined ? undefined : Math.max(0, req.maxWaitMs - held);
-      step = await tryBackend(deps, req, left, incoming, outgoing);
+      step = await tryBackend(deps, req, left, incoming, outgoing, true);
     }
     if (step.failure !== null) {
       if (!outgoing.headersSent) throw step.failure.error;
@@ -133,6 +133,7 @@ async function tryBackend(
   maxWaitMs: number | undefined,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
+  retry = false,
 ): Promise<Step> {
   const { loop, clock } = deps;
   const id = deps.newRequestId();
@@ -156,6 +157,7 @@ async function tryBackend(
       final: req.identity.final,
       maxWaitMs,
     };
+    if (retry) arrived.retry = true;
     if (req.priorityClass !== null) {
       arrived.priorityClass = req.priorityClass;
       arrived.classClamped = req.classClamped;

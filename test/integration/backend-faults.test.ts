@@ -78,7 +78,9 @@ for (const stream of [false, true]) {
       assert.doesNotMatch(body, /"error"/);
       assert.equal(res.headers.get("x-maitred-backend"), alive.url);
       assert.equal(healthy(router, dead.url), false, "out of placement at once");
-      assert.equal(router.loop.scheduler.program("agent-1")?.backend, alive.url, "placed anew");
+      const program = router.loop.scheduler.program("agent-1");
+      assert.equal(program?.backend, alive.url, "placed anew");
+      assert.equal(program?.steps, 2, "the retry is the same step, not a third");
       const metrics = await (await fetch(`${router.url}/metrics`)).text();
       assert.match(metrics, /^maitred_upstream_retries_total 1$/m);
       assert.match(metrics, /^maitred_upstream_errors_total\{kind="unreachable"\} 1$/m);

@@ -46,7 +46,7 @@ export function arrivalClass(state: SchedulerState, ev: Arrival): ClassIndex {
   const cls = isPriorityClass(ev.priorityClass)
     ? classIndex(ev.priorityClass)
     : DEFAULT_CLASS_INDEX;
-  if (ev.classClamped === true) state.priority.counters[cls].clamps++;
+  if (ev.classClamped === true && ev.retry !== true) state.priority.counters[cls].clamps++;
   return cls;
 }
 
@@ -93,7 +93,7 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
     const p = existing ?? programFor(state, ev);
     r.program = p;
     setProgramClass(p, cls);
-    beginStep(state, p);
+    beginStep(state, p, ev);
     return p;
   };
   if (existing?.backend != null) {
