@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+/**
+ * The `maitred` command. maitred is TypeScript that Node 24 runs as it is; this launcher is plain
+ * JavaScript that any Node from 18 on can start, so `npx maitred` works whatever Node the
+ * machine has:
+ *   - on a Node that runs TypeScript itself (24), it loads src/main.ts in this process;
+ *   - otherwise it starts the Node 24 the project pins (the `node` package, installed by
+ *     `npm install`) on src/main.ts, hands it the terminal, passes SIGTERM/SIGINT/SIGHUP on and
+ *     exits as it does;
+ *   - with neither, it says in one line what to do, and exits 1.
+ */
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
+const ROOT = dirname(dirname(MAIN));
+
+/** Whether this Node strips TypeScript types on its own (Node 24 does, by default). */
+function runsTypeScript() {
+  return process.features?.typescript === "strip" || process.features?.typescript === "transform";
+}
+
+/** The pinned Node 24 binary, wherever npm put the `node` package; null when not installed. */
+function pinnedNode() {
+  try {
+    const pkg = createRequire(import.meta.url).resolve("node/package.json");
+    const bin = join(dirname(pkg), "bin", "node");
+    return existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
+}
+
+if (runsTypeScript()) {
+  await import(MAIN);
+} else {
+  const node = pinnedNode();
+  if (node === null) {
+    process.stderr.write(
+      `maitred needs Node 24 (this is Node ${process.versions.node}): run \`npm install\` in ${ROOT} to get the pinned one, or install Node 24.\n`,
+    );
+    process.exit(1);
+  }
+  const child = spawn(node, [MAIN, ...process.argv.slice(2)], { stdio: "inherit" });
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on("error", (err) => {
+    process.stderr.write(`maitred: could not start ${node}: ${err.message}\n`);
+    process.exit(1);
+  });
+  child.on("exit", (code, signal) => {
+    if (signal !== null) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    } else process.exit(code ?? 1);
+  });
+}

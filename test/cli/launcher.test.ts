@@ -1,0 +1,53 @@
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const LAUNCHER = join(ROOT, "src", "launch.mjs");
+const { version } = (await import("../../package.json", { with: { type: "json" } })).default as {
+  version: string;
+};
+
+test("on a Node that runs TypeScript the launcher runs maitred in its own process, and prints only the answer", () => {
+  const run = spawnSync(process.execPath, [LAUNCHER, "--version"], { encoding: "utf8" });
+  assert.equal(run.status, 0);
+  assert.equal(run.stdout.trim(), version);
+  assert.equal(run.stderr, "", "no warning on the happy path");
+});
+
+test("on a Node that cannot, it starts the pinned Node 24 and passes its exit code on", () => {
+  const node = ["--no-experimental-strip-types", LAUNCHER];
+  const ok = spawnSync(process.execPath, [...node, "--version"], { encoding: "utf8" });
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout.trim(), version);
+  assert.equal(ok.stderr, "");
+  const bad = spawnSync(process.execPath, [...node, "serve", "--port", "eighty"], {
+    encoding: "utf8",
+  });
+  assert.equal(bad.status, 2, "a bad flag's exit code comes through");
+  assert.match(bad.stderr, /port: must be a number/);
+});
+
+test("with no Node 24 to be found, it says in one line what to do and exits 1", () => {
+  // A copy of the launcher outside the project: no `node` package can be found from there.
+  const dir = mkdtempSync(join(tmpdir(), "maitred-launch-"));
+  try {
+    mkdirSync(join(dir, "src"));
+    copyFileSync(LAUNCHER, join(dir, "src", "launch.mjs"));
+    const run = spawnSync(
+      process.execPath,
+      ["--no-experimental-strip-types", join(dir, "src", "launch.mjs"), "--help"],
+      { encoding: "utf8" },
+    );
+    assert.equal(run.status, 1);
+    assert.equal(run.stdout, "");
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+    assert.match(run.stderr, /maitred needs Node 24 .*run `npm install` in .*or install Node 24/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
