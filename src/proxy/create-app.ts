@@ -17,6 +17,7 @@ import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
 import { relayCompletion } from "./relay-completion.ts";
+import { requestIdOf } from "./request-id.ts";
 
 export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
@@ -35,16 +36,27 @@ function describeKey(key: string): string {
   return tenant === null ? programId : `${programId} of tenant ${tenant}`;
 }
 
-export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
-  const app = new Hono<{ Bindings: HttpBindings }>();
+type AppEnv = { Bindings: HttpBindings; Variables: { requestId: string } };
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
   const { loop } = deps;
 
+  // Set on the Node response itself: the relayed answers bypass Hono's, and Node merges it
+  // into whatever head is written later.
+  app.use(async (c, next) => {
+    const id = requestIdOf(c.env.incoming.headers);
+    c.set("requestId", id);
+    c.env.outgoing.setHeader("x-request-id", id);
+    await next();
+  });
+
   app.post("/v1/chat/completions", async (c) => {
-    await relayCompletion(deps, "chat", c.env.incoming, c.env.outgoing);
+    await relayCompletion(deps, "chat", c.env.incoming, c.env.outgoing, c.get("requestId"));
     return RESPONSE_ALREADY_SENT;
   });
   app.post("/v1/completions", async (c) => {
-    await relayCompletion(deps, "completions", c.env.incoming, c.env.outgoing);
+    await relayCompletion(deps, "completions", c.env.incoming, c.env.outgoing, c.get("requestId"));
     return RESPONSE_ALREADY_SENT;
   });
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
@@ -118,7 +130,7 @@ export function createApp(deps: AppDeps): Hono<{ Bindings: HttpBindings }> {
     const res = toErrorResponse(err);
     if (deps.isDraining() && c.env?.outgoing) c.env.outgoing.shouldKeepAlive = false;
     if (res.status >= 500 && res.body.error.type === "InternalServerError") {
-      deps.logger.error("request failed", { path: c.req.path, err });
+      deps.logger.error("request failed", { requestId: c.get("requestId"), path: c.req.path, err });
     }
     return c.json(res.body, res.status as ContentfulStatusCode, res.headers);
   });

@@ -50,6 +50,7 @@ export function forwardToBackend(
   pending: PendingRequest,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
+  requestId: string,
 ): Promise<RequestOutcome> {
   const upstream = deps.upstreams.get(grant.backendId);
   if (!upstream)
@@ -136,7 +137,7 @@ export function forwardToBackend(
       upstream,
       {
         path: ENDPOINT_PATHS[req.endpoint],
-        headers: forwardRequestHeaders(incoming.headers, req.body.length),
+        headers: forwardRequestHeaders(incoming.headers, req.body.length, requestId),
         body: req.body,
       },
       {

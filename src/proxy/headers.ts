@@ -48,6 +48,7 @@ function connectionListed(value: string | string[] | undefined): Set<string> | n
 export function forwardRequestHeaders(
   incoming: IncomingHttpHeaders,
   bodyLength: number,
+  requestId?: string,
 ): Record<string, string | string[]> {
   const listed = connectionListed(incoming.connection);
   const out: Record<string, string | string[]> = {};
@@ -58,6 +59,8 @@ export function forwardRequestHeaders(
     if (v !== undefined) out[key] = v;
   }
   out["content-length"] = String(bodyLength);
+  // The id maitred's log lines carry, so the backend's logs can be matched with them.
+  if (requestId !== undefined) out["x-request-id"] = requestId;
   // maitred reads every answer on its way (first token, progress, usage, a rebuilt plain
   // answer), so it asks for it uncompressed whatever the client accepts.
   out["accept-encoding"] = "identity";

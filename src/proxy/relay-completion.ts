@@ -41,14 +41,22 @@ export async function relayCompletion(
   endpoint: Endpoint,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
+  requestId: string,
 ): Promise<void> {
   if (deps.isDraining()) throw Errors.shuttingDown();
   const raw = await readBody(incoming, deps.maxBodySize, deps.bodyBudget);
   try {
-    await relayRead(deps, endpoint, raw, incoming, outgoing);
+    await relayRead(deps, endpoint, raw, { incoming, outgoing, requestId });
   } finally {
     deps.bodyBudget.give(raw.length);
   }
+}
+
+/** The client's side of one request: its streams, and the id its log lines carry. */
+interface Call {
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+  requestId: string;
 }
 
 /** The request once its body is read (and held against the body budget). */
@@ -56,9 +64,9 @@ async function relayRead(
   deps: ProxyDeps,
   endpoint: Endpoint,
   raw: Buffer,
-  incoming: IncomingMessage,
-  outgoing: ServerResponse,
+  call: Call,
 ): Promise<void> {
+  const { incoming, outgoing } = call;
   const req = prepareRequest(
     endpoint,
     raw,
@@ -75,18 +83,18 @@ async function relayRead(
   const ended = deps.inflight.begin();
   let step: Step | null = null;
   try {
-    step = await tryBackend(deps, req, req.maxWaitMs, incoming, outgoing);
+    step = await tryBackend(deps, req, call, req.maxWaitMs);
     if (retryable(deps, step, outgoing)) {
       deps.metrics.upstreamRetry();
       deps.logger.warn("retrying on another backend", {
-        requestId: step.id,
+        requestId: call.requestId,
         backend: step.grant?.backendId,
         error: step.failure?.error.message,
       });
       // The client's max wait bounds the time maitred holds its request, in both tries.
       const held = step.grant?.pausedMs ?? 0;
       const left = req.maxWaitMs === undefined ? undefined : Math.max(0, req.maxWaitMs - held);
-      step = await tryBackend(deps, req, left, incoming, outgoing, true);
+      step = await tryBackend(deps, req, call, left, true);
     }
     if (step.failure !== null) {
       if (!outgoing.headersSent) throw step.failure.error;
@@ -130,12 +138,12 @@ function retryable(deps: ProxyDeps, step: Step, outgoing: ServerResponse): boole
 async function tryBackend(
   deps: ProxyDeps,
   req: PreparedRequest,
+  call: Call,
   maxWaitMs: number | undefined,
-  incoming: IncomingMessage,
-  outgoing: ServerResponse,
   retry = false,
 ): Promise<Step> {
   const { loop, clock } = deps;
+  const { outgoing } = call;
   const id = deps.newRequestId();
   const step: Step = {
     id,
@@ -176,8 +184,9 @@ async function tryBackend(
       step.grant,
       step.flow,
       pending,
-      incoming,
+      call.incoming,
       outgoing,
+      call.requestId,
     );
   } catch (err) {
     step.failure =
@@ -199,7 +208,8 @@ async function tryBackend(
       }
       deps.metrics.upstreamError(failure.kind);
       deps.logger.warn("backend request failed", {
-        requestId: step.id,
+        requestId: call.requestId,
+        try: retry ? 2 : 1,
         backend: backendId,
         outcome: step.outcome,
         error: failure.error.message,

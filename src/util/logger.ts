@@ -1,12 +1,14 @@
 /**
- * Structured logs: one JSON object per line on stderr (stdout stays free for command output).
- * A logger is created once in the composition root and passed down; nothing logs at import.
+ * Structured logs through pino: one JSON object per line on stderr (stdout stays free for
+ * command output), `{"level":"info","time":"<ISO>",…fields,"msg":…}`, which log shippers and
+ * `jq` read as they are; on a terminal, the same lines drawn readable by pino-pretty. A logger
+ * is created once in the composition root and passed down; nothing logs at import.
  */
+import { type DestinationStream, pino } from "pino";
+import pretty from "pino-pretty";
 
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -18,39 +20,52 @@ export interface Logger {
 
 export interface LoggerOptions {
   level?: LogLevel;
-  /** Sink for finished lines; stderr by default. Tests pass an array push. */
+  /** Sink for finished JSON lines (no newline); stderr by default. Tests pass an array push. */
   write?: (line: string) => void;
   fields?: Record<string, unknown>;
-  now?: () => number;
+  /** Draw lines for a person (pino-pretty); default: when stderr is a terminal and no `write`. */
+  pretty?: boolean;
+}
+
+function wrap(log: pino.Logger): Logger {
+  // pino takes the fields first; maitred's call sites read message first.
+  return {
+    debug: (msg, fields) => log.debug(fields ?? {}, msg),
+    info: (msg, fields) => log.info(fields ?? {}, msg),
+    warn: (msg, fields) => log.warn(fields ?? {}, msg),
+    error: (msg, fields) => log.error(fields ?? {}, msg),
+    child: (fields) => wrap(log.child(fields)),
+  };
+}
+
+function destination(options: LoggerOptions): DestinationStream {
+  const { write } = options;
+  if (write !== undefined) return { write: (line: string) => write(line.trimEnd()) };
+  if (options.pretty ?? process.stderr.isTTY === true) {
+    return pretty({
+      destination: 2,
+      sync: true,
+      ignore: "pid,hostname",
+      translateTime: "SYS:HH:MM:ss.l",
+    });
+  }
+  return pino.destination({ dest: 2, sync: true });
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? "info";
-  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const base = options.fields ?? {};
-  const now = options.now ?? Date.now;
-  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
-    if (RANK[lvl] < RANK[level]) return;
-    write(
-      JSON.stringify(
-        { time: new Date(now()).toISOString(), level: lvl, msg, ...base, ...fields },
-        errorReplacer,
-      ),
-    );
-  };
-  return {
-    debug: (m, f) => emit("debug", m, f),
-    info: (m, f) => emit("info", m, f),
-    warn: (m, f) => emit("warn", m, f),
-    error: (m, f) => emit("error", m, f),
-    child: (fields) => createLogger({ level, write, now, fields: { ...base, ...fields } }),
-  };
-}
-
-function errorReplacer(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  return value;
+  const log = pino(
+    {
+      level: options.level ?? "info",
+      base: options.fields ?? null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      // An Error under any field is logged with its name, message and stack.
+      serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
+    },
+    destination(options),
+  );
+  return wrap(log);
 }
 
 /** A logger that drops everything (tests, benchmarks). */
-export const silentLogger: Logger = createLogger({ level: "silent" });
+export const silentLogger: Logger = createLogger({ level: "silent", write: () => {} });

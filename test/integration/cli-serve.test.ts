@@ -6,6 +6,19 @@ import { runMaitred } from "../cli/run-maitred.ts";
 
 const NODE = process.execPath;
 
+/** The JSON log lines in `text` (maitred logs one object per line on stderr). */
+function logLines(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split("\n")) {
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a partial last line, or not a log line
+    }
+  }
+  return out;
+}
+
 /**
  * `maitred serve` through the `maitred` launcher on a Node that cannot run TypeScript itself
  * (types stripping off stands for an older Node): the launcher starts the pinned Node 24 and
@@ -23,8 +36,8 @@ function runServe(args: string[], env: Record<string, string> = {}) {
   const listening = new Promise<string>((resolve) => {
     child.stderr.on("data", (d: string) => {
       stderr += d;
-      const m = /"msg":"maitred listening","url":"([^"]+)"/.exec(stderr);
-      if (m) resolve(m[1]);
+      const ready = logLines(stderr).find((l) => l.msg === "maitred listening");
+      if (typeof ready?.url === "string") resolve(ready.url);
     });
   });
   const exited = once(child, "exit") as Promise<[number | null, string | null]>;
@@ -79,7 +92,8 @@ test("serve --priority --backends sim:1, started by the launcher, seats requests
   );
   try {
     const url = await run.listening;
-    assert.match(run.stderr(), /"msg":"priority classes on","queuePolicy":"fcfs"/);
+    const on = logLines(run.stderr()).find((l) => l.msg === "priority classes on");
+    assert.equal(on?.queuePolicy, "fcfs");
     const res = await fetch(`${url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-priority": "interactive" },
