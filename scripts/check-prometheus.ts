@@ -1,0 +1,152 @@
+/**
+ * Does the Grafana dashboard (config/grafana/maitred-dashboard.json) show something? Starts
+ * `maitred serve --priority` in front of two small simulated backends (its own process), puts
+ * an agent workload with an interactive and a bulk class through it, runs Debian's
+ * `prometheus` scraping it every 2 s, and after the run asks Prometheus every query of every
+ * panel. Also runs `promtool check metrics` on the router's `/metrics`. Prints one row per
+ * panel; exits 1 when a panel has no data or promtool complains.
+ *
+ *   node scripts/check-prometheus.ts [--duration 60s] [--concurrency 24]
+ *
+ * Needs `prometheus` and `promtool` on PATH (Debian: `apt-get install prometheus`).
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
+import { discoverModel } from "../src/bench/discover-model.ts";
+import { startMaitredProcess } from "../src/bench/maitred-process.ts";
+import { createStepClient } from "../src/bench/step-client.ts";
+import { parseDurationMs } from "../src/config/parse-value.ts";
+import { wallClock } from "../src/runtime/clock.ts";
+import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
+
+const { values: a } = parseArgs({
+  options: {
+    duration: { type: "string", default: "60s" },
+    concurrency: { type: "string", default: "24" },
+  },
+});
+const durationMs = parseDurationMs(a.duration, { field: "--duration", origin: "flag" });
+const TIME_SCALE = 5;
+const never = new AbortController().signal;
+const sleep = (ms: number) => abortableSleep(wallClock, ms, never);
+
+interface Panel {
+  title: string;
+  targets: { expr: string }[];
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "maitred-prom-"));
+// Small KV caches, so that programs pause and classes queue within a minute.
+const routerYaml = join(dir, "maitred.yaml");
+writeFileSync(
+  routerYaml,
+  `sim:\n  num-gpu-blocks: 700\n  time-scale: ${TIME_SCALE}\nscheduler-interval: 1\n`,
+);
+const router = await startMaitredProcess(
+  [
+    ..."serve --priority --backends sim:2 --host 127.0.0.1 --port 0 --log-level info".split(" "),
+    ...["--config", routerYaml],
+  ],
+  "maitred listening",
+);
+const promPort = await freePort();
+const target = new URL(router.url).host;
+writeFileSync(
+  join(dir, "prometheus.yml"),
+  `global:\n  scrape_interval: 2s\nscrape_configs:\n  - job_name: maitred\n    static_configs:\n      - targets: ["${target}"]\n`,
+);
+const prometheus = spawn(
+  "prometheus",
+  [
+    `--config.file=${join(dir, "prometheus.yml")}`,
+    `--storage.tsdb.path=${join(dir, "data")}`,
+    `--web.listen-address=127.0.0.1:${promPort}`,
+  ],
+  { stdio: "ignore" },
+);
+const promUrl = `http://127.0.0.1:${promPort}`;
+
+async function query(expr: string): Promise<number[]> {
+  const url = `${promUrl}/api/v1/query?query=${encodeURIComponent(expr.replaceAll("$__rate_interval", "30s"))}`;
+  const doc = (await (await fetch(url)).json()) as {
+    status: string;
+    error?: string;
+    data?: { result: { value: [number, string] }[] };
+  };
+  if (doc.status !== "success") throw new Error(`${expr}: ${doc.error}`);
+  return (doc.data?.result ?? []).map((r) => Number(r.value[1]));
+}
+
+let failed = false;
+try {
+  for (let i = 0; ; i++) {
+    const ready = await fetch(`${promUrl}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) break;
+    if (i > 100) throw new Error("prometheus did not become ready");
+    await sleep(100);
+  }
+
+  const served = await discoverModel(router.url);
+  if (served === null) throw new Error(`no model at ${router.url}`);
+  const client = createStepClient({ url: router.url, connections: Number(a.concurrency) });
+  const loop = startClosedLoop({
+    workload: await loadWorkload(
+      parseWorkloadArg("mix:chat@interactive=0.3,deepseek@bulk=0.7", { seed: 1 }),
+    ),
+    client,
+    model: served.id,
+    concurrency: Number(a.concurrency),
+    timeScale: TIME_SCALE,
+    warmupMs: 0,
+    durationMs,
+    streamShare: 0.5,
+  });
+  const records = await loop.done;
+  await client.close();
+  await sleep(5000); // two more scrapes
+
+  const metrics = await (await fetch(`${router.url}/metrics`)).text();
+  const lint = spawnSync("promtool", ["check", "metrics"], { input: metrics, encoding: "utf8" });
+  const lintText = `${lint.stdout}${lint.stderr}`.trim();
+  console.log(
+    `maitred serve --priority, 2 simulated backends (700 blocks, time scale ${TIME_SCALE}), ${a.concurrency} programs (30 % chat@interactive, 70 % deepseek@bulk), ${(durationMs / 1000).toFixed(0)} s: ${records.steps.length} steps; Prometheus scraping every 2 s`,
+  );
+  console.log(
+    `promtool check metrics: ${lint.status === 0 && lintText === "" ? "clean" : `exit ${lint.status}: ${lintText}`}`,
+  );
+  if (lint.status !== 0 || lintText !== "") failed = true;
+  console.log("");
+  console.log("| panel | series with a value |");
+  console.log("| --- | ---: |");
+  const dashboard = JSON.parse(
+    readFileSync(new URL("../config/grafana/maitred-dashboard.json", import.meta.url), "utf8"),
+  ) as { panels: Panel[] };
+  for (const panel of dashboard.panels) {
+    let series = 0;
+    for (const t of panel.targets)
+      series += (await query(t.expr)).filter((v) => !Number.isNaN(v)).length;
+    if (series === 0) failed = true;
+    console.log(`| ${panel.title} | ${series === 0 ? "**none**" : series} |`);
+  }
+} finally {
+  prometheus.kill("SIGTERM");
+  await router.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exitCode = failed ? 1 : 0;
