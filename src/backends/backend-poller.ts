@@ -1,17 +1,20 @@
 /**
  * Polls the backends' metrics. Each backend's poll runs on its own, with its own timeout on the
- * runtime's clock, so a slow or frozen backend never holds up another's figures:
- *   - a round starts one poll of every backend and resolves with the answers that came in
- *     within its wait; an answer that comes later is handed to `onLate`;
- *   - a backend whose poll from an earlier round is still on the wire gets no second one: the
- *     round counts it as failed at once (an engine that cannot answer `/metrics` within a round
- *     is not one to place work on). A frozen backend therefore fails once per round, and its
- *     polls never pile up;
- *   - at most `concurrency` polls are on the wire at once (p-queue); a poll's timeout runs from
- *     when it goes on the wire, and a backend whose poll is still waiting in the queue is left
- *     out of the round, so waiting for a turn is never held against a backend.
- * Rounds without `onLate` (the `--metrics` refresh) only refresh `latest`, the last good
- * sample per backend for `/backends` and Prometheus ("as last seen"), and are not counted.
+ * runtime's clock, so a slow or frozen backend never holds up another's figures. The rules:
+ *   - one poll per backend at a time: a round polls each backend that has no poll out, and
+ *     waits for the answers at most `waitMs`;
+ *   - a counted round (the scheduler's) reports, per backend, at most one result: the answer
+ *     that came within its wait, or null when the backend has been silent: its poll has been on
+ *     the wire longer than a round's wait and did not answer within this one, or a poll of it
+ *     failed after the previous round had ended. A backend that stays silent therefore fails
+ *     once per round, however its polls time out;
+ *   - a good answer that comes after its round ended reaches the core at once (`onLate`): it is
+ *     the freshest figure there is;
+ *   - at most `concurrency` polls are on the wire at once (p-queue); a poll's timeout and its
+ *     silence run from when it goes on the wire, so waiting for a turn in the queue is never
+ *     held against a backend;
+ *   - uncounted rounds (the `--metrics` refresh) only refresh `latest`, the last good sample per
+ *     backend for `/backends` and Prometheus ("as last seen").
  */
 import PQueue from "p-queue";
 import type { BackendMetricsSample } from "../core/events.ts";
@@ -24,23 +27,19 @@ export interface LatestSample {
   at: number;
 }
 
-/** Per backend: a sample, or null for a failed poll; a backend still being polled is absent. */
+/** Per backend: a sample, or null for a failed or silent one; a backend with no news is absent. */
 export type PollResults = Record<string, BackendMetricsSample | null>;
 
 export interface BackendPoller {
   /**
-   * Poll every backend. Resolves with what answered within `waitMs` (every backend, when all
-   * answer sooner). With `onLate`, a later answer is delivered there; rounds without it only
-   * refresh `latest`.
+   * Poll every backend that has no poll out; resolve with what a counted round reports (see
+   * above) within `waitMs`, or at once when every backend it waits for has answered.
    */
-  pollRound(
-    waitMs: number,
-    onLate?: (backendId: string, result: BackendMetricsSample | null) => void,
-  ): Promise<PollResults>;
+  pollRound(waitMs: number, counted: boolean): Promise<PollResults>;
   latest(backendId: string): LatestSample | undefined;
   /**
-   * Abort every poll still out and end the open rounds with what they have; no answer is
-   * delivered to `onLate` after this.
+   * Abort every poll still out and end the open rounds with what they have; nothing is handed
+   * to `onLate` after this.
    */
   close(): void;
 }
@@ -51,98 +50,121 @@ export interface BackendPollerOptions {
   timeoutMs: number;
   clock: Clock;
   logger: Logger;
+  /** A good answer that came after its counted round ended. */
+  onLate?(backendId: string, sample: BackendMetricsSample): void;
+}
+
+/** One poll of one backend. */
+interface Poll {
+  /** When it went on the wire; null while it waits for its turn. */
+  wireAt: number | null;
+  /** A counted round wants its answer (it was started by one, or one found it out). */
+  counted: boolean;
+  /** The open counted round that takes its answer, if any. */
+  round: Round | null;
+}
+
+interface Round {
+  results: PollResults;
+  /** Backends whose answer it waits for. */
+  waiting: Set<string>;
+  finish(): void;
+  open: boolean;
 }
 
 export function createBackendPoller(options: BackendPollerOptions): BackendPoller {
   const { clock, logger, timeoutMs } = options;
   const queue = new PQueue({ concurrency: options.concurrency });
-  const latest = new Map<string, LatestSample & { seq: number }>();
-  /** Per backend: polls are numbered as they start, so an old answer never replaces a newer. */
-  const started = new Map<string, number>();
-  /** Backends whose counted poll (a round with `onLate`) has not answered yet, and where it is. */
-  const counting = new Map<string, "queued" | "wire">();
-  const out = new Set<AbortController>();
-  /** The rounds not yet resolved, each by its `finish`. */
-  const rounds = new Set<() => void>();
+  const latest = new Map<string, LatestSample>();
+  const out = new Map<string, Poll>();
+  /** Backends a poll of which failed after its counted round had ended: the next one says so. */
+  const failedUnreported = new Set<string>();
+  const aborts = new Set<AbortController>();
+  const rounds = new Set<Round>();
   let closed = false;
 
-  async function pollOne(
-    client: BackendMetricsClient,
-    seq: number,
-    counted: boolean,
-  ): Promise<BackendMetricsSample | null> {
-    if (closed) return null;
-    if (counted) counting.set(client.backendId, "wire");
-    const abort = new AbortController();
-    out.add(abort);
-    const timer = clock.setTimeout(
-      () => abort.abort(new Error(`no answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    try {
-      const sample = await client.poll(abort.signal);
-      const prev = latest.get(client.backendId);
-      if (prev === undefined || prev.seq < seq)
-        latest.set(client.backendId, { sample, at: clock.now(), seq });
-      return sample;
-    } catch (err) {
-      if (!closed) logger.warn("backend metrics poll failed", { backend: client.backendId, err });
-      return null;
-    } finally {
-      timer.cancel();
-      out.delete(abort);
+  async function run(client: BackendMetricsClient, poll: Poll): Promise<void> {
+    const id = client.backendId;
+    let result: BackendMetricsSample | null = null;
+    if (!closed) {
+      poll.wireAt = clock.now();
+      const abort = new AbortController();
+      aborts.add(abort);
+      const timer = clock.setTimeout(
+        () => abort.abort(new Error(`no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      try {
+        result = await client.poll(abort.signal);
+        latest.set(id, { sample: result, at: clock.now() });
+      } catch (err) {
+        if (!closed) logger.warn("backend metrics poll failed", { backend: id, err });
+      } finally {
+        timer.cancel();
+        aborts.delete(abort);
+      }
     }
+    out.delete(id);
+    if (closed || !poll.counted) return;
+    const round = poll.round;
+    if (round?.open) {
+      round.results[id] = result;
+      round.waiting.delete(id);
+      if (round.waiting.size === 0) round.finish();
+    } else if (result !== null) options.onLate?.(id, result);
+    else failedUnreported.add(id);
+  }
+
+  function start(client: BackendMetricsClient, counted: boolean): Poll {
+    const poll: Poll = { wireAt: null, counted, round: null };
+    out.set(client.backendId, poll);
+    void queue.add(() => run(client, poll));
+    return poll;
   }
 
   return {
-    pollRound(waitMs, onLate) {
-      const results: PollResults = {};
-      let pending = 0;
-      let roundOver = false;
+    pollRound(waitMs, counted) {
       return new Promise<PollResults>((resolve) => {
-        const finish = () => {
-          if (roundOver) return;
-          roundOver = true;
-          wait.cancel();
-          rounds.delete(finish);
-          resolve(results);
+        const round: Round = {
+          results: {},
+          waiting: new Set(),
+          open: true,
+          finish() {
+            if (!round.open) return;
+            round.open = false;
+            wait.cancel();
+            rounds.delete(round);
+            resolve(round.results);
+          },
         };
-        rounds.add(finish);
-        const wait = clock.setTimeout(finish, waitMs);
+        rounds.add(round);
+        const wait = clock.setTimeout(() => round.finish(), waitMs);
+        const now = clock.now();
         for (const client of options.clients) {
           const id = client.backendId;
-          const previous = onLate ? counting.get(id) : undefined;
-          if (previous === "wire") results[id] = null; // still silent since the last round
-          if (previous !== undefined) continue;
-          const seq = (started.get(id) ?? 0) + 1;
-          started.set(id, seq);
-          if (onLate) counting.set(id, "queued");
-          pending++;
-          void (
-            queue.add(() =>
-              pollOne(client, seq, onLate !== undefined),
-            ) as Promise<BackendMetricsSample | null>
-          ).then((result) => {
-            pending--;
-            if (onLate) counting.delete(id);
-            if (closed) return;
-            if (!roundOver) results[id] = result;
-            else onLate?.(id, result);
-            if (pending === 0) finish();
-          });
+          const busy = out.get(id);
+          if (!counted) {
+            if (busy === undefined) start(client, false);
+            continue;
+          }
+          if (failedUnreported.delete(id)) round.results[id] = null;
+          const poll = busy ?? start(client, true);
+          poll.counted = true;
+          poll.round = round;
+          // Silent: on the wire for longer than a round waits. Its answer, if it comes within
+          // this round, replaces the null.
+          if (poll.wireAt !== null && now - poll.wireAt >= waitMs) round.results[id] = null;
+          else round.waiting.add(id);
         }
-        if (pending === 0) finish();
+        if (round.waiting.size === 0) round.finish();
       });
     },
-    latest(id) {
-      const l = latest.get(id);
-      return l === undefined ? undefined : { sample: l.sample, at: l.at };
-    },
+    latest: (id) => latest.get(id),
     close() {
       closed = true;
       queue.clear();
-      for (const abort of out) abort.abort(new Error("poller closed"));
-      for (const finish of [...rounds]) finish();
+      for (const abort of aborts) abort.abort(new Error("poller closed"));
+      for (const round of [...rounds]) round.finish();
     },
   };
 }

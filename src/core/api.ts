@@ -221,6 +221,8 @@ export interface Scheduler {
   handle(event: SchedulerEvent): void;
   program(id: string): ProgramView | undefined;
   snapshot(): SchedulerSnapshot;
+  /** Whether the backend takes new placements (false for an unknown id). */
+  backendHealthy(backendId: string): boolean;
   /**
    * Recount every book from the program and request records and list where the incremental
    * sums disagree (empty = consistent). O(programs + requests): for tests and debugging.

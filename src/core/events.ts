@@ -102,6 +102,12 @@ export type SchedulerEvent =
       now: number;
       requestId: string;
       outcome: RequestOutcome;
+      /**
+       * Its backend failed and the same client request is about to arrive again (`retry`): the
+       * program's step goes on, so a final request does not release it, its growth is not
+       * learned and a program marked for pause is not paused now.
+       */
+      retrying?: boolean;
     }
   | { kind: "program_release"; now: number; programId: string }
   | {

@@ -123,12 +123,14 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   if (i >= 0) p.inFlight.splice(i, 1);
   p.knownTokens = r.tokens;
   refreshProgram(state, p);
+  const goesOn = ev.retrying === true; // the step is tried again at once
   if (p.inFlight.length === 0) {
     setStatus(p, "ACTING", state.now);
-    if (r.usageSeen) observeStepEnd(state, p, r.tokens); // the step's growth: headroom.ts
+    // The step's growth: headroom.ts
+    if (r.usageSeen && !goesOn) observeStepEnd(state, p, r.tokens);
   }
   touch(state, p);
-  if (r.final) releaseProgram(state, p, "final");
-  else if (p.inFlight.length === 0 && p.markedForPause) pauseProgram(state, p, "marked");
+  if (r.final && !goesOn) releaseProgram(state, p, "final");
+  else if (p.inFlight.length === 0 && p.markedForPause && !goesOn) pauseProgram(state, p, "marked");
   tryResume(state);
 }

@@ -72,6 +72,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
       return p === undefined ? undefined : programView(state, p);
     },
     snapshot: () => snapshot(state),
+    backendHealthy: (id) => state.backendById.get(id)?.healthy === true,
     audit: () => auditBooks(state),
     nextDeadline: () => nextDeadline(state),
     drainPauseObservations() {

@@ -34,6 +34,8 @@ interface Step {
   flow: RequestFlow;
   outcome: RequestOutcome;
   failure: Failure | null;
+  /** It failed in a way that is tried once more, on another backend (`retryable`). */
+  retrying: boolean;
 }
 
 export async function relayCompletion(
@@ -84,7 +86,7 @@ async function relayRead(
   let step: Step | null = null;
   try {
     step = await tryBackend(deps, req, call, req.maxWaitMs);
-    if (retryable(deps, step, outgoing)) {
+    if (step.retrying) {
       deps.metrics.upstreamRetry();
       deps.logger.warn("retrying on another backend", {
         requestId: call.requestId,
@@ -106,9 +108,11 @@ async function relayRead(
   }
 }
 
-/** Another healthy backend than `failed` (the failure path only: it reads the books whole). */
+/** Whether a backend other than `failed` is healthy. */
 function elsewhere(deps: ProxyDeps, failed: string): boolean {
-  return deps.loop.scheduler.snapshot().backends.some((b) => b.healthy && b.id !== failed);
+  for (const u of deps.upstreams.all())
+    if (u.id !== failed && deps.loop.scheduler.backendHealthy(u.id)) return true;
+  return false;
 }
 
 /**
@@ -152,6 +156,7 @@ async function tryBackend(
     flow: createRequestFlow(loop, id, deps.progressIntervalTokens),
     outcome: "cancelled",
     failure: null,
+    retrying: false,
   };
   const pending = loop.requests.open(step.id);
   try {
@@ -195,27 +200,32 @@ async function tryBackend(
   } finally {
     const now = clock.now();
     loop.requests.close(step.id);
-    const failure = step.failure;
-    if (failure?.kind && step.grant) {
-      const backendId = step.grant.backendId;
-      // Told before the request ends, so the resume its end triggers cannot seat work on a
-      // backend that just failed. A failed connection takes the backend out of placement at
-      // once when another can take its work (nothing may listen there now); with none left
-      // it only counts, so one reset never empties the fleet.
-      if (failure.connection === true) {
-        const down = failure.connection === true && elsewhere(deps, backendId);
-        loop.send({ kind: "backend_failure", now, backendId, down });
+    try {
+      const failure = step.failure;
+      if (failure?.kind && step.grant) {
+        const backendId = step.grant.backendId;
+        // Told before the request ends, so the resume its end triggers cannot seat work on a
+        // backend that just failed. A failed connection takes the backend out of placement at
+        // once when another can take its work (nothing may listen there now); with none left
+        // it only counts, so one reset never empties the fleet.
+        if (failure.connection === true) {
+          const down = elsewhere(deps, backendId);
+          loop.send({ kind: "backend_failure", now, backendId, down });
+        }
+        deps.metrics.upstreamError(failure.kind);
+        deps.logger.warn("backend request failed", {
+          requestId: call.requestId,
+          try: retry ? 2 : 1,
+          backend: backendId,
+          outcome: step.outcome,
+          error: failure.error.message,
+        });
       }
-      deps.metrics.upstreamError(failure.kind);
-      deps.logger.warn("backend request failed", {
-        requestId: call.requestId,
-        try: retry ? 2 : 1,
-        backend: backendId,
-        outcome: step.outcome,
-        error: failure.error.message,
-      });
+      step.retrying = !retry && retryable(deps, step, outgoing);
+    } finally {
+      // Ended in the core whatever happened above: its step goes on when it is retried.
+      step.flow.finish(now, step.outcome, step.retrying);
     }
-    step.flow.finish(now, step.outcome);
   }
   return step;
 }

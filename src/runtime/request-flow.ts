@@ -29,8 +29,11 @@ export interface RequestFlow {
   usage: Usage | null;
   readonly firstTokenAt: number | null;
   readonly lastTokenAt: number | null;
-  /** Ends the request: usage (when known), then `request_finished`; later calls do nothing. */
-  finish(now: number, outcome: RequestOutcome): void;
+  /**
+   * Ends the request: usage (when known), then `request_finished`; later calls do nothing.
+   * `retrying`: the same request is about to be tried on another backend.
+   */
+  finish(now: number, outcome: RequestOutcome, retrying?: boolean): void;
 }
 
 export function createRequestFlow(
@@ -55,12 +58,18 @@ export function createRequestFlow(
       if (progressDue(previous, count, progressIntervalTokens))
         loop.send({ kind: "request_progress", now, requestId, completionTokens: count });
     },
-    finish(now, outcome) {
+    finish(now, outcome, retrying = false) {
       if (ended) return;
       ended = true;
       if (flow.usage !== null)
         loop.send({ kind: "request_usage", now, requestId, usage: flow.usage });
-      loop.send({ kind: "request_finished", now, requestId, outcome });
+      loop.send({
+        kind: "request_finished",
+        now,
+        requestId,
+        outcome,
+        ...(retrying ? { retrying } : {}),
+      });
     },
   };
   return flow;

@@ -120,6 +120,8 @@ export async function startRouter(
     timeoutMs: config.pollTimeoutMs,
     clock,
     logger,
+    // `deliverLate` is declared below with the ticker; answers only come once it runs.
+    onLate: (id, sample) => deliverLate(id, sample),
   });
 
   const build = options.createScheduler ?? createScheduler;
@@ -182,7 +184,7 @@ export async function startRouter(
   // core on their own when they come (a tick of their own), and the others' are not held back.
   // The first tick waits for every backend up to the poll timeout, for their capacities.
   let roundWaitMs = config.pollTimeoutMs;
-  const deliverLate = (id: string, sample: BackendMetricsSample | null) => {
+  const deliverLate = (id: string, sample: BackendMetricsSample) => {
     if (draining) return;
     try {
       loop.send({ kind: "tick", now: clock.now(), metrics: { [id]: sample } });
@@ -197,7 +199,7 @@ export async function startRouter(
     clock,
     intervalMs: config.schedulerIntervalMs,
     poll: () => {
-      const round = poller.pollRound(roundWaitMs, deliverLate);
+      const round = poller.pollRound(roundWaitMs, true);
       roundWaitMs = Math.min(config.pollTimeoutMs, config.schedulerIntervalMs * ROUND_WAIT_SHARE);
       return round;
     },
@@ -215,7 +217,7 @@ export async function startRouter(
     ? createTicker({
         clock,
         intervalMs: config.metricsIntervalMs,
-        poll: () => poller.pollRound(config.pollTimeoutMs),
+        poll: () => poller.pollRound(config.pollTimeoutMs, false),
         onTick() {},
         logger,
       })

@@ -174,3 +174,38 @@ test("a backend that dies mid-answer: a plain answer not yet relayed is tried ag
     await good.close();
   }
 });
+
+test("a final request whose backend refuses it is retried as the same step: its program is released once, after the retry", async () => {
+  const backends = [await startFakeBackend(), await startFakeBackend()];
+  const router = await startTestRouter({ backends: backends.map((b) => b.url).join(",") });
+  const send = (final: boolean) =>
+    fetch(`${router.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "m",
+        program_id: "last-step",
+        program_final: final,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
+  try {
+    const first = await send(false);
+    await first.text();
+    const dead = backends.find((b) => b.url === first.headers.get("x-maitred-backend"));
+    assert.ok(dead);
+    await dead.close();
+    const releases: number[] = [];
+    const hook = router.nextEvent((e) => e.kind === "request_finished" && e.retrying === true);
+    const last = await send(true);
+    assert.equal(last.status, 200, await last.text());
+    await hook;
+    releases.push(router.loop.scheduler.snapshot().counters.releases);
+    assert.deepEqual(releases, [1], "released once, by the retried final request");
+    assert.equal(router.loop.scheduler.program("last-step"), undefined);
+  } finally {
+    await router.close();
+    await backends[0].close().catch(() => {});
+    await backends[1].close().catch(() => {});
+  }
+});

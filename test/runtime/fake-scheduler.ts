@@ -38,6 +38,7 @@ export function createFakeScheduler(
     },
     program: () => undefined,
     snapshot: () => snapshot,
+    backendHealthy: () => true,
     nextDeadline: () => null,
     drainPauseObservations: () => [],
   };

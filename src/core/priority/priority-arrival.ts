@@ -87,6 +87,10 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
 export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: number[]): void {
   const pr = state.priority as PriorityState;
   const cls = arrivalClass(state, ev);
+  // A retried request was admitted once already: it is not counted again.
+  const admit = (outcome: Parameters<typeof countAdmission>[2]) => {
+    if (ev.retry !== true) countAdmission(state, cls, outcome);
+  };
   const existing = ev.programId === null ? undefined : state.programs.get(ev.programId);
   const r = newRequest(state, ev, existing ?? null, chars, cls);
   const begin = (): ProgramRecord => {
@@ -99,7 +103,7 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
   if (existing?.backend != null) {
     if (existing.backend.healthy) {
       const dispatched = dispatchOrPark(state, begin(), r); // 1
-      countAdmission(state, cls, dispatched ? "admitted" : "queued");
+      admit(dispatched ? "admitted" : "queued");
       return;
     }
     detachForReplacement(state, existing); // 2
@@ -110,7 +114,7 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
   const roomy = roomyBackend(state, cls, need);
   if (!queued && roomy >= 0 && mayPlaceDirect(state, pr, cls)) {
     placeDirect(state, begin(), r, state.backends[roomy]); // 3
-    countAdmission(state, cls, "admitted");
+    admit("admitted");
     return;
   }
   const freed = roomy < 0 ? tryPreempt(state, cls, need) : null; // 4
@@ -120,12 +124,12 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
       resumeProgram(state, p, freed, false);
       dispatchRequest(state, r, freed);
     } else placeDirect(state, p, r, freed);
-    countAdmission(state, cls, "admitted");
+    admit("admitted");
     return;
   }
   if (pr.parked[cls].size >= pr.config.classes[cls].queueDepth) {
     state.requests.delete(r.id); // 5
-    countAdmission(state, cls, "queue_full");
+    admit("queue_full");
     state.effects.reject(
       r.id,
       Errors.queueFull(
@@ -141,6 +145,6 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
   }
   park(state, p, r);
   refreshProgram(state, p);
-  countAdmission(state, cls, "queued");
+  admit("queued");
   tryResume(state);
 }
