@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
-import { startMaitredProcess } from "../src/bench/maitred-process.ts";
+import { startSmallServe } from "../src/bench/maitred-process.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
 import { parseDurationMs } from "../src/config/parse-value.ts";
 import { wallClock } from "../src/runtime/clock.ts";
@@ -50,18 +50,7 @@ async function freePort(): Promise<number> {
 
 const dir = mkdtempSync(join(tmpdir(), "maitred-prom-"));
 // Small KV caches, so that programs pause and classes queue within a minute.
-const routerYaml = join(dir, "maitred.yaml");
-writeFileSync(
-  routerYaml,
-  `sim:\n  num-gpu-blocks: 700\n  time-scale: ${TIME_SCALE}\nscheduler-interval: 1\n`,
-);
-const router = await startMaitredProcess(
-  [
-    ..."serve --priority --backends sim:2 --host 127.0.0.1 --port 0 --log-level info".split(" "),
-    ...["--config", routerYaml],
-  ],
-  "maitred listening",
-);
+const router = await startSmallServe(700, TIME_SCALE, ["--priority"]);
 const promPort = await freePort();
 const target = new URL(router.url).host;
 writeFileSync(

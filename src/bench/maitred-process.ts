@@ -1,4 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 
@@ -83,4 +86,39 @@ export function startMaitredProcess(
       );
     });
   });
+}
+
+/**
+ * `maitred serve` on a free loopback port in front of `sim:2`, with a small YAML config of its
+ * own (the simulated backends' KV size and time scale, the tick): what the checks in scripts/
+ * run their workloads against. The config file goes when the process is closed.
+ */
+export async function startSmallServe(
+  numGpuBlocks: number,
+  timeScale: number,
+  extraArgs: readonly string[] = [],
+): Promise<MaitredProcess> {
+  const dir = mkdtempSync(join(tmpdir(), "maitred-serve-"));
+  const yaml = join(dir, "maitred.yaml");
+  writeFileSync(
+    yaml,
+    `sim:\n  num-gpu-blocks: ${numGpuBlocks}\n  time-scale: ${timeScale}\nscheduler-interval: 1\n`,
+  );
+  const args = ["serve", "--backends", "sim:2", "--host", "127.0.0.1", "--port", "0"];
+  try {
+    const p = await startMaitredProcess(
+      [...args, "--log-level", "info", "--config", yaml, ...extraArgs],
+      "maitred listening",
+    );
+    return {
+      ...p,
+      async close() {
+        await p.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
 }

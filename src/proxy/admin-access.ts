@@ -31,12 +31,19 @@ function sameSecret(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** Throws the 401 or 403 envelope unless `incoming` may use the admin routes. */
-export function checkAdmin(incoming: IncomingMessage, adminToken: string | null): void {
+/**
+ * Throws the 401 or 403 envelope unless `incoming` may use the admin routes. `queryToken` is
+ * the token given as `?token=` where a browser cannot send a header (the live page).
+ */
+export function checkAdmin(
+  incoming: IncomingMessage,
+  adminToken: string | null,
+  queryToken?: string,
+): void {
   if (adminToken === null) {
     if (!isLoopback(incoming.socket.remoteAddress)) throw Errors.forbidden();
     return;
   }
-  const given = bearerOf(incoming);
+  const given = bearerOf(incoming) ?? queryToken ?? null;
   if (given === null || !sameSecret(given, adminToken)) throw Errors.unauthorized();
 }

@@ -9,6 +9,8 @@ import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
+import type { UiFeed } from "../ui/ui-feed.ts";
+import { registerUi } from "../ui/ui-routes.ts";
 import { checkAdmin } from "./admin-access.ts";
 import { backendsJson, healthJson, programJson, programsJson } from "./admin-views.ts";
 import { listModels } from "./models-route.ts";
@@ -21,6 +23,8 @@ import { requestIdOf } from "./request-id.ts";
 
 export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
+  /** What the live page at /ui shows. */
+  ui: UiFeed;
 }
 
 /** `/programs/release` bodies are one id; anything near this size is not one. */
@@ -121,6 +125,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     if (!profile)
       throw Errors.notFound(`No profile for program ${describeKey(key)}.`, "program_id");
     return c.json(profile);
+  });
+
+  registerUi(app, {
+    feed: deps.ui,
+    clock: deps.clock,
+    adminToken: deps.adminToken,
+    isDraining: deps.isDraining,
   });
 
   app.notFound((c) => {

@@ -22,6 +22,31 @@ export interface RunLoopHooks {
   onReject?(requestId: string, error: MaitredError): void;
   /** An event was handled (tests wait on this instead of sleeping). */
   onEvent?(event: SchedulerEvent): void;
+  /** The core logged a decision (pause, resume, health change…): the live page lists them. */
+  onLog?(
+    level: "debug" | "info" | "warn" | "error",
+    msg: string,
+    fields?: Record<string, unknown>,
+  ): void;
+}
+
+/** Hooks that call each of `all` in turn (the runtime's own and a caller's). */
+export function combineHooks(...all: (RunLoopHooks | undefined)[]): RunLoopHooks {
+  const hooks = all.filter((h): h is RunLoopHooks => h !== undefined);
+  return {
+    onDispatch: (id, grant) => {
+      for (const h of hooks) h.onDispatch?.(id, grant);
+    },
+    onReject: (id, error) => {
+      for (const h of hooks) h.onReject?.(id, error);
+    },
+    onEvent: (event) => {
+      for (const h of hooks) h.onEvent?.(event);
+    },
+    onLog: (level, msg, fields) => {
+      for (const h of hooks) h.onLog?.(level, msg, fields);
+    },
+  };
 }
 
 export interface RunLoopOptions {
@@ -64,7 +89,10 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
       actions.push({ op: "dispatch", id, backendId, pausedMs }),
     reject: (id, error) => actions.push({ op: "reject", id, error }),
     cancel: (id, error) => actions.push({ op: "cancel", id, error }),
-    log: (level, msg, fields) => logger[level](msg, fields),
+    log: (level, msg, fields) => {
+      logger[level](msg, fields);
+      hooks.onLog?.(level, msg, fields);
+    },
   };
   const scheduler = options.createScheduler(effects);
 

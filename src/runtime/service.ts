@@ -25,11 +25,12 @@ import { createCallerResolver } from "../proxy/caller.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
+import { createUiFeed } from "../ui/ui-feed.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
 import { type Clock, type TimerHandle, wallClock } from "./clock.ts";
 import { createInflightTracker } from "./inflight-tracker.ts";
 import { prioritiesInForce } from "./priorities-in-force.ts";
-import { createRunLoop, type RunLoop, type RunLoopHooks } from "./run-loop.ts";
+import { combineHooks, createRunLoop, type RunLoop, type RunLoopHooks } from "./run-loop.ts";
 import { startSimBackends } from "./sim-backends.ts";
 import { createTicker, type Ticker } from "./ticker.ts";
 
@@ -124,10 +125,16 @@ export async function startRouter(
     onLate: (id, sample) => deliverLate(id, sample),
   });
 
+  // The live page's feed; it reads the scheduler through `loop`, which exists by its first use.
+  const ui = createUiFeed({
+    clock,
+    snapshot: () => loop.scheduler.snapshot(),
+    isDraining: () => draining,
+  });
   const build = options.createScheduler ?? createScheduler;
   const loop = createRunLoop({
     logger,
-    hooks: options.hooks,
+    hooks: combineHooks(options.hooks, ui.hooks),
     // `metrics` is declared below; events only arrive once the service has started.
     onSchedulerError: () => metrics.schedulerError("event"),
     createScheduler: (effects) =>
@@ -248,6 +255,7 @@ export async function startRouter(
     },
     isDraining: () => draining,
     latestSample: (id) => poller.latest(id),
+    ui,
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   server.on("clientError", answerClientError);
@@ -293,6 +301,7 @@ export async function startRouter(
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   void engineTicker?.start();
+  ui.start();
   logger.info("maitred listening", { url, mode: config.router, backends });
   logger.info(
     config.adminToken === null
@@ -305,6 +314,7 @@ export async function startRouter(
     draining = true;
     // Polls still out are aborted: their figures would reach a core that is shutting down.
     poller.close();
+    ui.stop();
     const pollsEnded = Promise.all([ticker.stop(), engineTicker?.stop()]);
     cancelDeadline();
     const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));

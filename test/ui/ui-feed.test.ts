@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { SchedulerSnapshot } from "../../src/core/api.ts";
+import { createManualClock } from "../../src/runtime/clock.ts";
+import { createUiFeed } from "../../src/ui/ui-feed.ts";
+
+function snapshotWith(used: number, kv: number | null): SchedulerSnapshot {
+  return {
+    mode: "tr",
+    backends: [
+      {
+        id: "http://b0",
+        healthy: true,
+        capacityTokens: 1000,
+        usedTokens: used,
+        remainingTokens: 1000 - used,
+        truth: kv === null ? null : { kvUsage: kv, running: 1, waiting: 0, preempting: false },
+        activePrograms: 1,
+        lentPrograms: 0,
+      },
+    ],
+    programs: [
+      {
+        id: "t1\u001fp-paused",
+        status: "ACTING",
+        state: "PAUSED",
+        totalTokens: 10,
+        backend: null,
+        steps: 2,
+        pausedSince: 0,
+      },
+      {
+        id: "p-active",
+        status: "REASONING",
+        state: "ACTIVE",
+        totalTokens: 5,
+        backend: "http://b0",
+        steps: 1,
+        pausedSince: null,
+      },
+    ],
+    queueLength: 1,
+  } as unknown as SchedulerSnapshot;
+}
+
+test("the feed counts steps of the last minute, keeps the core's decisions with reasons, and samples belief beside truth", () => {
+  const clock = createManualClock(0);
+  let snap = snapshotWith(400, 0.25);
+  const feed = createUiFeed({ clock, snapshot: () => snap, isDraining: () => false });
+  feed.start();
+  for (let i = 0; i < 3; i++)
+    feed.hooks.onEvent?.({
+      kind: "request_finished",
+      now: 1000 * i,
+      requestId: `r${i}`,
+      outcome: "ok",
+    });
+  feed.hooks.onEvent?.({
+    kind: "request_finished",
+    now: 2500,
+    requestId: "bad",
+    outcome: "upstream_error",
+  });
+  feed.hooks.onLog?.("debug", "program paused", {
+    programId: "t1\u001fp-paused",
+    backend: "http://b0",
+    why: "over capacity",
+  });
+  clock.advance(2000);
+  snap = snapshotWith(900, null); // the engine's figure is unknown now
+  clock.advance(2000);
+  const f = feed.frame() as {
+    stepsPerMin: number;
+    decisions: { msg: string; programId: string; tenant: string; why: string }[];
+    programs: { id: string; tenant: string | null; pausedForMs: number | null }[];
+    history: {
+      t: number[];
+      belief: Record<string, (number | null)[]>;
+      truth: Record<string, (number | null)[]>;
+    };
+  };
+  assert.equal(f.stepsPerMin, 3, "only steps that ended well count");
+  assert.deepEqual(
+    {
+      msg: f.decisions[0]?.msg,
+      programId: f.decisions[0]?.programId,
+      tenant: f.decisions[0]?.tenant,
+      why: f.decisions[0]?.why,
+    },
+    { msg: "program paused", programId: "p-paused", tenant: "t1", why: "over capacity" },
+  );
+  assert.deepEqual(
+    f.programs.map((p) => [p.id, p.tenant, p.pausedForMs]),
+    [
+      ["p-paused", "t1", 4000],
+      ["p-active", null, null],
+    ],
+    "paused programs first, with how long",
+  );
+  assert.deepEqual(f.history.t, [0, 2, 4]);
+  assert.deepEqual(f.history.belief["http://b0"], [0.4, 0.4, 0.9]);
+  assert.deepEqual(f.history.truth["http://b0"], [0.25, 0.25, null], "unknown stays unknown");
+  clock.advance(60_000);
+  assert.equal(
+    (feed.frame() as { stepsPerMin: number }).stepsPerMin,
+    0,
+    "a minute later they have left the window",
+  );
+  feed.stop();
+  assert.equal(clock.pendingTimers(), 0);
+});
