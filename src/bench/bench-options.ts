@@ -45,12 +45,14 @@ export interface CommonBenchFlags {
   stream?: boolean;
   json?: string;
   svg?: string;
+  html?: string;
   progress?: boolean;
 }
 
 export interface CommonBenchOptions extends BenchSettings {
   json?: string;
   svg?: string;
+  html?: string;
   progress: boolean;
 }
 
@@ -107,6 +109,7 @@ export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
     streamShare: streamShareOf(f),
     json: f.json,
     svg: f.svg,
+    html: f.html,
     progress: f.progress !== false,
   };
 }

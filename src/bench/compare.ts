@@ -2,6 +2,7 @@ import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { discoverModel } from "./discover-model.ts";
 import { startMaitredProcess } from "./maitred-process.ts";
+import type { RunRecords } from "./records.ts";
 import type { RunReport } from "./report.ts";
 import { type BenchSettings, runBenchAt } from "./run-bench.ts";
 
@@ -63,8 +64,8 @@ export interface CompareOptions extends BenchSettings {
   startRouter: RouterStarter;
   /** Default: `maitred sim-backend` as its own process (startBackendProcess). */
   startBackend?: BackendStarter;
-  /** Called after each run (print as you go). */
-  onRun?: (report: RunReport) => void;
+  /** Called after each run (print as you go; keep the records for a report). */
+  onRun?: (report: RunReport, records: RunRecords) => void;
 }
 
 /** Block size of the simulated backends (vLLM's default). */
@@ -133,7 +134,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
   }
   const reports: RunReport[] = [];
   const run = async (label: string, url: string, model: string, maxLen: number | null) => {
-    const { report } = await runBenchAt(o, {
+    const { report, records } = await runBenchAt(o, {
       label,
       url,
       model,
@@ -141,7 +142,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
       programIdPrefix: `${label}-`,
     });
     reports.push(report);
-    o.onRun?.(report);
+    o.onRun?.(report, records);
   };
   for (const mode of o.modes) {
     const backends = await startBackends(o);

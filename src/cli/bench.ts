@@ -19,6 +19,7 @@ import {
 import { runCompare } from "../bench/compare.ts";
 import { discoverModel } from "../bench/discover-model.ts";
 import { formatRunsTable } from "../bench/format-table.ts";
+import { type HtmlRun, renderHtmlReport } from "../bench/html-report.ts";
 import { benchJson, type RunReport } from "../bench/report.ts";
 import { runBenchAt } from "../bench/run-bench.ts";
 import { startRouterProcess } from "../bench/start-router-for.ts";
@@ -61,12 +62,22 @@ function addCommonOptions(cmd: Command): Command {
     .option("--no-stream", "no program streams (--stream-share 0)")
     .option("--json <file>", "write the report as JSON")
     .option("--svg <file>", "write a bar chart of steps/min and p95 step latency")
+    .option(
+      "--html <file>",
+      "write a self-contained page: run table, steps/min, step-latency CDF, pause timeline per program",
+    )
     .option("--no-progress", "no progress bar");
 }
 
-async function writeOutputs(runs: RunReport[], json?: string, svg?: string): Promise<void> {
-  if (json) await writeFile(json, `${JSON.stringify(benchJson(runs), null, 2)}\n`);
-  if (svg) await writeFile(svg, renderSvgChart(runs));
+async function writeOutputs(
+  runs: HtmlRun[],
+  o: { json?: string; svg?: string; html?: string },
+  title: string,
+): Promise<void> {
+  const reports = runs.map((r) => r.report);
+  if (o.json) await writeFile(o.json, `${JSON.stringify(benchJson(reports), null, 2)}\n`);
+  if (o.svg) await writeFile(o.svg, renderSvgChart(reports));
+  if (o.html) await writeFile(o.html, renderHtmlReport(runs, title));
 }
 
 /** Repeatable flag: every occurrence is kept (bench uses one URL, compare any number). */
@@ -97,7 +108,7 @@ export function registerBench(program: Command, io: CliIo): void {
     const served = await discoverModel(o.url);
     const model = o.model ?? served?.id;
     if (!model) throw new ConfigError("--model", `cannot list models at ${o.url}; pass --model`);
-    const { report } = await runBenchAt(o, {
+    const { report, records } = await runBenchAt(o, {
       label: o.label,
       url: o.url,
       model,
@@ -105,7 +116,7 @@ export function registerBench(program: Command, io: CliIo): void {
       programIdPrefix: `bench-${Date.now().toString(36)}-`,
     });
     io.stdout(`${formatRunsTable([report])}\n`);
-    await writeOutputs([report], o.json, o.svg);
+    await writeOutputs([{ report, records }], o, `maitred bench: ${o.label}`);
   });
 
   bench
@@ -119,12 +130,16 @@ export function registerBench(program: Command, io: CliIo): void {
     .option("--modes <list>", "comma list of default, tr, direct (default: default,tr)")
     .action(async (_flags: unknown, cmd: Command) => {
       const o = resolveCompareFlags(cmd.optsWithGlobals() as CompareFlags);
+      const done: HtmlRun[] = [];
       const runs = await runCompare({
         ...o,
         startRouter: startRouterProcess,
-        onRun: (r) => io.stderr(`${r.router}: ${r.steps_per_min} steps/min\n`),
+        onRun: (report, records) => {
+          io.stderr(`${report.router}: ${report.steps_per_min} steps/min\n`);
+          done.push({ report, records });
+        },
       });
       io.stdout(`${formatRunsTable(runs)}\n`);
-      await writeOutputs(runs, o.json, o.svg);
+      await writeOutputs(done, o, "maitred bench compare");
     });
 }

@@ -7,6 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { performance } from "node:perf_hooks";
 import type { Command } from "commander";
+import { type HtmlRun, renderHtmlReport } from "../bench/html-report.ts";
 import { renderSvgChart } from "../bench/svg-chart.ts";
 import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
@@ -84,15 +85,27 @@ export function registerSimulate(program: Command, io: CliIo): void {
   cmd
     .option("--json <file>", "write the report as JSON ({runs: [...]}, series included)")
     .option("--svg <file>", "write a bar chart of steps/min and p95 step latency")
+    .option(
+      "--html <file>",
+      "write a self-contained page: run table, steps/min, step-latency CDF, KV usage per backend over time, pause timeline per program",
+    )
     .action(async (flags: SimulateFlags) => {
       const o = resolveSimulateFlags(flags);
       const workload = await loadWorkload(o.workload);
       let started = 0;
+      const htmlRuns: HtmlRun[] = [];
       const reports = simulateSweep(o, workload, {
         onRunStart: () => {
           started = performance.now();
         },
-        onRunEnd: (r) => {
+        onRunEnd: (r, records) => {
+          if (o.html) {
+            const kv = {
+              t_s: r.series.t_s,
+              backends: r.series.backends.map((b) => ({ id: b.id, kv_usage: b.kv_usage })),
+            };
+            htmlRuns.push({ report: r, records, kv });
+          }
           const wallS = (performance.now() - started) / 1000;
           const simS = (o.warmupMs + o.durationMs) / 1000;
           io.stderr(
@@ -103,5 +116,6 @@ export function registerSimulate(program: Command, io: CliIo): void {
       io.stdout(`${formatSimulateTable(reports)}\n`);
       if (o.json) await writeFile(o.json, simulateJson(reports));
       if (o.svg) await writeFile(o.svg, renderSvgChart(reports));
+      if (o.html) await writeFile(o.html, renderHtmlReport(htmlRuns, "maitred simulate"));
     });
 }

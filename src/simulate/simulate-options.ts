@@ -69,6 +69,7 @@ export interface SimulateFlags {
   classMix?: string;
   json?: string;
   svg?: string;
+  html?: string;
   /** The tr knobs, camel-cased as commander hands them over. */
   [knob: string]: unknown;
 }
@@ -87,6 +88,7 @@ export interface SimulateOptions {
   knobs: TrKnobs;
   json?: string;
   svg?: string;
+  html?: string;
 }
 
 const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
@@ -182,5 +184,6 @@ export function resolveSimulateFlags(f: SimulateFlags): SimulateOptions {
     knobs,
     json: f.json,
     svg: f.svg,
+    html: f.html,
   };
 }

@@ -1,3 +1,4 @@
+import type { RunRecords } from "../bench/records.ts";
 import type { Workload } from "../workload/types.ts";
 import { runSimulation, type SimRouter, type SimRunOptions } from "./run-simulation.ts";
 import type { SimulateOptions } from "./simulate-options.ts";
@@ -11,7 +12,7 @@ import type { SimulateRunReport } from "./simulate-report.ts";
 
 export interface SweepHooks {
   onRunStart?(router: SimRouter, concurrency: number): void;
-  onRunEnd?(report: SimulateRunReport): void;
+  onRunEnd?(report: SimulateRunReport, records: RunRecords): void;
 }
 
 /** One run of a `maitred simulate` invocation: its router and concurrency, the rest shared. */
@@ -45,8 +46,8 @@ export function simulateSweep(
   for (const concurrency of o.concurrency) {
     for (const router of o.routers) {
       hooks.onRunStart?.(router, concurrency);
-      const { report } = runSimulation(simRunOptions(o, router, concurrency, workload));
-      hooks.onRunEnd?.(report);
+      const { report, records } = runSimulation(simRunOptions(o, router, concurrency, workload));
+      hooks.onRunEnd?.(report, records);
       reports.push(report);
     }
   }

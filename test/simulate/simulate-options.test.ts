@@ -113,9 +113,11 @@ test("maitred simulate writes {runs: [...]} with the bench fields and engine tru
   const dir = mkdtempSync(join(tmpdir(), "maitred-simulate-"));
   const json = join(dir, "out.json");
   const svg = join(dir, "out.svg");
+  const html = join(dir, "out.html");
   const args = ["simulate", "--router", "tr,oracle", "--concurrency", "4", "--duration", "30"];
   const small = ["--workload", "swe-bash", "--num-gpu-blocks", "2000", "--warmup", "0"];
-  const { code, stdout } = await runMaitred([...args, ...small, "--json", json, "--svg", svg]);
+  const outputs = ["--json", json, "--svg", svg, "--html", html];
+  const { code, stdout } = await runMaitred([...args, ...small, ...outputs]);
   assert.equal(code, 0);
   const doc = JSON.parse(readFileSync(json, "utf8"));
   assert.equal(doc.runs.length, 2);
@@ -131,6 +133,9 @@ test("maitred simulate writes {runs: [...]} with the bench fields and engine tru
   assert.match(stdout, /steps\/min/);
   assert.match(stdout, /engine preemptions/);
   assert.match(readFileSync(svg, "utf8"), /^<svg/);
+  const page = readFileSync(html, "utf8");
+  assert.match(page, /^<!doctype html>/);
+  assert.equal((page.match(/id="kv-\d"/g) ?? []).length, 2, "KV over time for each run");
 });
 
 test("maitred simulate with a bad flag exits 2 and names the flag", async () => {

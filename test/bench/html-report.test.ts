@@ -1,0 +1,79 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { renderHtmlReport } from "../../src/bench/html-report.ts";
+import type { RunRecords, StepRecord } from "../../src/bench/records.ts";
+import { buildRunReport } from "../../src/bench/report.ts";
+
+function step(programId: string, startMs: number, endMs: number, pausedMs: number): StepRecord {
+  return {
+    programId,
+    stepIndex: 0,
+    startMs,
+    endMs,
+    promptTokens: 100,
+    cachedTokens: 50,
+    completionTokens: 10,
+    pausedMs,
+  };
+}
+
+function run(router: string, steps: StepRecord[]) {
+  const records: RunRecords = {
+    steps,
+    errors: [],
+    programs: [
+      { programId: "a", launchMs: 0, outcome: "completed", endMs: 9000 },
+      { programId: "b", launchMs: 100, outcome: "completed", endMs: 9000 },
+    ],
+    endMs: 10_000,
+  };
+  const meta = {
+    router,
+    concurrency: 2,
+    workload: "w",
+    seed: 1,
+    timeScale: 1,
+    warmupMs: 0,
+    durationMs: 10_000,
+  };
+  return { report: buildRunReport(meta, records), records };
+}
+
+test("the HTML report is one page with everything inlined: the runs, the CDF's data, KV when recorded, a strip per program", () => {
+  const tr = run("tr", [
+    step("a", 0, 1000, 0),
+    step("b", 100, 3100, 2000),
+    step("a", 4000, 4500, 0),
+  ]);
+  const dflt = run("default", [step("a", 0, 6000, 0), step("b", 100, 8100, 0)]);
+  const html = renderHtmlReport(
+    [{ ...tr, kv: { t_s: [0, 5, 10], backends: [{ id: "b0", kv_usage: [0, 0.5, 0.25] }] } }, dflt],
+    "a <test> run",
+  );
+  assert.match(html, /<title>a &lt;test&gt; run<\/title>/, "text is escaped");
+  assert.doesNotMatch(html, /<script src=|<link /, "nothing loaded from elsewhere");
+  assert.match(html, /uPlot/, "the chart library is inlined");
+  assert.match(html, /<td>tr · C=2<\/td>/);
+  assert.match(html, /<td>default · C=2<\/td>/);
+  const data = JSON.parse(/const D = (.*);\n/.exec(html)?.[1] ?? "null") as {
+    cdf: { x: number[]; y: number[][] };
+    kv: unknown[];
+  };
+  assert.equal(data.cdf.y.length, 2);
+  for (const ys of data.cdf.y) {
+    assert.ok(
+      ys.every((v, i) => i === 0 || v >= (ys[i - 1] as number)),
+      "a CDF never falls",
+    );
+    assert.equal(ys.at(-1), 1, "every step is at or under the longest latency");
+  }
+  assert.deepEqual(data.kv[1], null, "the second run recorded no KV");
+  assert.ok(html.includes('id="kv-0"') && !html.includes('id="kv-1"'));
+  // The tr run's timeline: b was held 2 s (one orange strip), three running strips.
+  const trSvg = html.slice(
+    html.indexOf("tr · C=2: the first"),
+    html.indexOf("default · C=2: the first"),
+  );
+  assert.equal((trSvg.match(/fill="#d35400"/g) ?? []).length, 1);
+  assert.equal((trSvg.match(/fill="#2f5fb3"/g) ?? []).length, 3);
+});
