@@ -355,7 +355,7 @@ export const FIELDS: readonly FieldSpec[] = [
     key: "admin-token",
     prop: "adminToken",
     arg: "<token>",
-    help: "bearer token of the admin routes (GET /programs, /programs/:id, /backends, /profiles); without it they answer loopback clients only",
+    help: "bearer token of the admin routes (GET /programs, /programs/:id, /backends, /profiles, /ui; the page takes it as ?token=); without it they answer loopback clients only",
     defaultText: "none",
     parse: (r, s) => {
       const token = parseString(r, s);
