@@ -1,6 +1,7 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
 import { discoverModel } from "./discover-model.ts";
+import { type KvSeries, startKvSampler } from "./kv-sampler.ts";
 import { startMaitredProcess } from "./maitred-process.ts";
 import type { RunRecords } from "./records.ts";
 import type { RunReport } from "./report.ts";
@@ -65,7 +66,9 @@ export interface CompareOptions extends BenchSettings {
   /** Default: `maitred sim-backend` as its own process (startBackendProcess). */
   startBackend?: BackendStarter;
   /** Called after each run (print as you go; keep the records for a report). */
-  onRun?: (report: RunReport, records: RunRecords) => void;
+  onRun?: (report: RunReport, records: RunRecords, kv: KvSeries | null) => void;
+  /** Sample the simulated backends' KV usage once a second during each run (`--html`). */
+  sampleKv?: boolean;
 }
 
 /** Block size of the simulated backends (vLLM's default). */
@@ -133,16 +136,30 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
     throw new ConfigError("--modes", "`direct` needs --num-backends 1 (it bypasses any router)");
   }
   const reports: RunReport[] = [];
-  const run = async (label: string, url: string, model: string, maxLen: number | null) => {
-    const { report, records } = await runBenchAt(o, {
-      label,
-      url,
-      model,
-      maxModelLen: maxLen,
-      programIdPrefix: `${label}-`,
-    });
-    reports.push(report);
-    o.onRun?.(report, records);
+  const run = async (
+    label: string,
+    url: string,
+    model: string,
+    maxLen: number | null,
+    backendUrls: readonly string[] = [],
+  ) => {
+    const sampler =
+      o.sampleKv && backendUrls.length > 0 ? startKvSampler(backendUrls, o.clock) : null;
+    let result: Awaited<ReturnType<typeof runBenchAt>>;
+    let kv: KvSeries | null = null;
+    try {
+      result = await runBenchAt(o, {
+        label,
+        url,
+        model,
+        maxModelLen: maxLen,
+        programIdPrefix: `${label}-`,
+      });
+    } finally {
+      kv = (await sampler?.stop()) ?? null;
+    }
+    reports.push(result.report);
+    o.onRun?.(result.report, result.records, kv);
   };
   for (const mode of o.modes) {
     const backends = await startBackends(o);
@@ -150,7 +167,8 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
       const served = await discoverModel(backends[0].url);
       if (served === null) throw new Error(`simulated backend ${backends[0].url} lists no model`);
       const { id: model, maxModelLen } = served;
-      if (mode === "direct") await run(mode, backends[0].url, model, maxModelLen);
+      const urls = backends.map((b) => b.url);
+      if (mode === "direct") await run(mode, backends[0].url, model, maxModelLen, urls);
       else {
         const router = await o.startRouter(
           mode,
@@ -158,7 +176,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
           o.timeScale,
         );
         try {
-          await run(mode, router.url, model, maxModelLen);
+          await run(mode, router.url, model, maxModelLen, urls);
         } finally {
           await router.close();
         }

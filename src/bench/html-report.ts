@@ -2,7 +2,7 @@
  * `--html FILE` of `bench`, `bench compare` and `simulate`: one self-contained page (uPlot and
  * the data inlined; it opens from disk, offline) with the comparison table, steps per minute
  * per run, the step-latency CDF, KV usage over time per backend (when the run recorded it: the
- * simulator does), and a pause timeline per program (a strip per program: held by the router,
+ * simulator does, and `bench compare` samples its simulated backends), and a pause timeline per program (a strip per program: held by the router,
  * running on the engine, and the gaps between are its tool calls).
  */
 import { readFileSync } from "node:fs";
@@ -14,7 +14,7 @@ export interface HtmlRun {
   report: RunReport;
   records: RunRecords;
   /** KV usage per backend over the run (seconds; 0..1), when it was recorded. */
-  kv?: { t_s: number[]; backends: { id: string; kv_usage: number[] }[] };
+  kv?: { t_s: number[]; backends: { id: string; kv_usage: (number | null)[] }[] } | null;
 }
 
 /** Programs drawn in a run's timeline: the first to launch. */
@@ -185,7 +185,7 @@ figure{margin:12px 0}figcaption{color:#666;font-size:12px;margin-bottom:4px}
 <h2>Runs</h2>${table(runs)}
 <h2>Steps per minute</h2>${bars(runs)}
 <h2>Step latency (CDF)</h2><div id="cdf"></div>
-<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in this run: <code>maitred simulate</code> records it from its engines.</p>'}
+<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: <code>maitred simulate</code> and <code>bench compare</code> record it from their simulated backends.</p>'}
 <h2>Pause timeline per program</h2><p class="legend"><b style="background:#d35400"></b>held by the router<b style="background:#2f5fb3"></b>running on the engine; blank between steps: tool calls</p>${timelines}
 <script>${uplotJs}</script>
 <script>

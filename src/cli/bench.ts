@@ -134,9 +134,10 @@ export function registerBench(program: Command, io: CliIo): void {
       const runs = await runCompare({
         ...o,
         startRouter: startRouterProcess,
-        onRun: (report, records) => {
+        sampleKv: o.html !== undefined,
+        onRun: (report, records, kv) => {
           io.stderr(`${report.router}: ${report.steps_per_min} steps/min\n`);
-          done.push({ report, records });
+          done.push({ report, records, kv });
         },
       });
       io.stdout(`${formatRunsTable(runs)}\n`);
