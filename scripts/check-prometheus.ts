@@ -67,6 +67,13 @@ const prometheus = spawn(
   { stdio: "ignore" },
 );
 const promUrl = `http://127.0.0.1:${promPort}`;
+let promError: Error | null = null;
+prometheus.once("error", (err) => {
+  promError = err; // not installed: said below, and the router still closes
+});
+const promExited = new Promise<void>((resolve) => {
+  prometheus.once("close", () => resolve());
+});
 
 async function query(expr: string): Promise<number[]> {
   const url = `${promUrl}/api/v1/query?query=${encodeURIComponent(expr.replaceAll("$__rate_interval", "30s"))}`;
@@ -87,6 +94,8 @@ try {
       () => false,
     );
     if (ready) break;
+    if (promError !== null)
+      throw new Error(`cannot start prometheus (apt-get install prometheus): ${promError}`);
     if (i > 100) throw new Error("prometheus did not become ready");
     await sleep(100);
   }
@@ -135,6 +144,7 @@ try {
   }
 } finally {
   prometheus.kill("SIGTERM");
+  if (promError === null) await promExited;
   await router.close();
   rmSync(dir, { recursive: true, force: true });
 }

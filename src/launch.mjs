@@ -6,7 +6,8 @@
  *   - on a Node that runs TypeScript itself (24), it loads src/main.ts in this process;
  *   - otherwise it starts the Node 24 the project pins (the `node` package, installed by
  *     `npm install`) on src/main.ts, hands it the terminal, passes SIGTERM/SIGINT/SIGHUP on and
- *     exits as it does;
+ *     exits as it does. The child runs in a process group of its own, so a Ctrl-C reaches it
+ *     once, through this launcher, not twice;
  *   - with neither, it says in one line what to do, and exits 1.
  */
 import { spawn } from "node:child_process";
@@ -18,9 +19,15 @@ import { fileURLToPath } from "node:url";
 const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
 const ROOT = dirname(dirname(MAIN));
 
-/** Whether this Node strips TypeScript types on its own (Node 24 does, by default). */
+/**
+ * Whether this is the Node maitred is built for: 24 or later, stripping TypeScript types on its
+ * own (22.18 and 23 can too, but behind a warning, and maitred is not tested on them).
+ */
 function runsTypeScript() {
-  return process.features?.typescript === "strip" || process.features?.typescript === "transform";
+  const major = Number(process.versions.node.split(".")[0]);
+  const strips =
+    process.features?.typescript === "strip" || process.features?.typescript === "transform";
+  return major >= 24 && strips;
 }
 
 /** The pinned Node 24 binary, wherever npm put the `node` package; null when not installed. */
@@ -44,7 +51,10 @@ if (runsTypeScript()) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [MAIN, ...process.argv.slice(2)], { stdio: "inherit" });
+  const child = spawn(node, [MAIN, ...process.argv.slice(2)], {
+    stdio: "inherit",
+    detached: true,
+  });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
     process.on(signal, () => child.kill(signal));
   }

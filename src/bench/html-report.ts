@@ -29,8 +29,12 @@ const fmt = (v: number | null | undefined, digits = 0) =>
 
 /** Share of each run's steps at or under latencies spread log-evenly over all of them. */
 function latencyCdf(runs: readonly HtmlRun[]): { x: number[]; y: number[][] } {
-  const sorted = runs.map((r) =>
-    r.records.steps.map((s) => (s.endMs - s.startMs) / 1000).sort((a, b) => a - b),
+  // The steps the table's percentiles count: those that ended in the steady window.
+  const sorted = runs.map(({ report, records }) =>
+    records.steps
+      .filter((s) => s.endMs >= report.window_ms.start && s.endMs <= report.window_ms.end)
+      .map((s) => (s.endMs - s.startMs) / 1000)
+      .sort((a, b) => a - b),
   );
   let min = Number.POSITIVE_INFINITY;
   let max = 0;
@@ -41,11 +45,14 @@ function latencyCdf(runs: readonly HtmlRun[]): { x: number[]; y: number[][] } {
     }
   if (max === 0) return { x: [], y: runs.map(() => []) };
   const lo = Math.log(min);
-  const hi = Math.log(max);
+  // One latency only: a short span around it, so the step still draws.
+  const hi = max > min ? Math.log(max) : lo + 0.01;
   const x = Array.from({ length: CDF_POINTS }, (_, i) =>
     Math.exp(lo + ((hi - lo) * i) / (CDF_POINTS - 1)),
   );
-  x[CDF_POINTS - 1] = max; // exactly the longest, not a rounding below it
+  // The ends exactly the shortest and the longest, never a rounding off them.
+  x[0] = min;
+  x[CDF_POINTS - 1] = Math.max(max, x[CDF_POINTS - 1] as number);
   const y = sorted.map((values) => {
     let k = 0;
     return x.map((v) => {
@@ -89,8 +96,9 @@ function timelineSvg(run: HtmlRun): string {
   const ticks: string[] = [];
   for (let i = 0; i <= 5; i++) {
     const ms = (endMs * i) / 5;
+    const digits = endMs < 20_000 ? 1 : 0; // short runs: ticks a second or less apart
     ticks.push(
-      `<text x="${x(ms).toFixed(1)}" y="12" text-anchor="middle">${(ms / 1000).toFixed(0)} s</text>`,
+      `<text x="${x(ms).toFixed(1)}" y="12" text-anchor="middle">${(ms / 1000).toFixed(digits)} s</text>`,
     );
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" font-size="9" font-family="system-ui, sans-serif">${ticks.join("")}${labels.join("")}${rects.join("")}</svg>`;

@@ -61,9 +61,10 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
           totalPrograms: o.maxPrograms,
         })
       : null;
-    // Ctrl-C ends the run early but still reports what was measured.
+    // Ctrl-C ends the run early but still reports what was measured; a repeat of it (the
+    // terminal's and a launcher's, or a supervisor's) changes nothing.
     const onSigint = () => loop.stop();
-    process.once("SIGINT", onSigint);
+    process.on("SIGINT", onSigint);
     let records: RunRecords;
     try {
       records = await loop.done;

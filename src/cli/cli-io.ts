@@ -9,6 +9,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** Where `MAITRED_*` settings are read from. */
   env: NodeJS.ProcessEnv;
+  /** stderr is a terminal: logs are drawn for a person instead of as JSON lines. */
+  stderrIsTTY?: boolean;
 }
 
 export const processIo: CliIo = {
@@ -19,4 +21,5 @@ export const processIo: CliIo = {
     process.stderr.write(text);
   },
   env: process.env,
+  stderrIsTTY: process.stderr.isTTY === true,
 };

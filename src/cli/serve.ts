@@ -40,6 +40,7 @@ export function registerServe(program: Command, io: CliIo): void {
     const logger = createLogger({
       level: config.logLevel,
       write: (line) => io.stderr(`${line}\n`),
+      pretty: io.stderrIsTTY,
     });
     // Signals are heard from the start: a SIGTERM while the first tick waits for slow backends
     // stops the start-up instead of being lost or killing the process mid-way.
@@ -47,13 +48,17 @@ export function registerServe(program: Command, io: CliIo): void {
     let router: RouterHandle | null = null;
     let stopped = () => {};
     const done = new Promise<void>((resolve) => (stopped = resolve));
+    // A second signal (a process group and a supervisor both sending one) changes nothing.
+    let stopping = false;
     const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       io.stderr(`maitred: ${signal} received, ${router ? "draining" : "stopping start-up"}\n`);
       if (router) router.close().then(stopped, stopped);
       else starting.abort(new Error(`${signal} during start-up`));
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    process.on("SIGTERM", () => stop("SIGTERM"));
+    process.on("SIGINT", () => stop("SIGINT"));
     try {
       router = await startRouter(config, { logger, signal: starting.signal });
     } catch (err) {

@@ -127,6 +127,7 @@ export function registerSimBackend(program: Command, io: CliIo): void {
       const logger = createLogger({
         level: flags.logLevel as LogLevel,
         write: (line) => io.stderr(`${line}\n`),
+        pretty: io.stderrIsTTY,
       });
       const backend = await startSimBackend({
         host: flags.host,
@@ -155,10 +156,14 @@ export function registerSimBackend(program: Command, io: CliIo): void {
         }
         throw err;
       });
+      // A second signal (a process group and a supervisor both sending one) changes nothing.
+      let stopping = false;
       const stop = () => {
+        if (stopping) return;
+        stopping = true;
         void backend.close();
       };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
     });
 }

@@ -81,6 +81,8 @@ export function relayResponseHeaders(
   for (const key in upstream) {
     if (HOP_BY_HOP.has(key) || listed?.has(key)) continue;
     if (dropLength && key === "content-length") continue;
+    // maitred's own id (the client's, or the one it made) is the answer's; see request-id.ts.
+    if (key === "x-request-id") continue;
     const v = upstream[key];
     if (v !== undefined) out[key] = v;
   }

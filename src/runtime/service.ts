@@ -305,8 +305,8 @@ export async function startRouter(
   logger.info("maitred listening", { url, mode: config.router, backends });
   logger.info(
     config.adminToken === null
-      ? "admin routes (/programs, /backends, /profiles) answer loopback clients only; set --admin-token to reach them from elsewhere"
-      : "admin routes (/programs, /backends, /profiles) need the admin token",
+      ? "admin routes (/programs, /backends, /profiles, /ui) answer loopback clients only; set --admin-token to reach them from elsewhere"
+      : "admin routes (/programs, /backends, /profiles, /ui) need the admin token",
   );
 
   let closing: Promise<void> | null = null;

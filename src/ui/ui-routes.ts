@@ -80,7 +80,8 @@ export function registerUi(app: Hono<Env>, deps: UiDeps): void {
         res.end();
         return;
       }
-      res.write(`data: ${JSON.stringify(deps.feed.frame())}\n\n`);
+      // A client that stops reading misses frames instead of piling them up here.
+      if (!res.writableNeedDrain) res.write(`data: ${JSON.stringify(deps.feed.frame())}\n\n`);
       timer = deps.clock.setTimeout(send, FRAME_MS);
     };
     res.on("close", () => timer?.cancel());

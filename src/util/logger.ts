@@ -4,6 +4,7 @@
  * `jq` read as they are; on a terminal, the same lines drawn readable by pino-pretty. A logger
  * is created once in the composition root and passed down; nothing logs at import.
  */
+import { Writable } from "node:stream";
 import { type DestinationStream, pino } from "pino";
 import pretty from "pino-pretty";
 
@@ -23,7 +24,10 @@ export interface LoggerOptions {
   /** Sink for finished JSON lines (no newline); stderr by default. Tests pass an array push. */
   write?: (line: string) => void;
   fields?: Record<string, unknown>;
-  /** Draw lines for a person (pino-pretty); default: when stderr is a terminal and no `write`. */
+  /**
+   * Draw lines for a person (pino-pretty); default: when stderr is a terminal, and never into a
+   * `write` sink unless asked.
+   */
   pretty?: boolean;
 }
 
@@ -40,7 +44,21 @@ function wrap(log: pino.Logger): Logger {
 
 function destination(options: LoggerOptions): DestinationStream {
   const { write } = options;
-  if (write !== undefined) return { write: (line: string) => write(line.trimEnd()) };
+  if (write !== undefined) {
+    if (options.pretty !== true) return { write: (line: string) => write(line.trimEnd()) };
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        write(chunk.toString("utf8").trimEnd());
+        done();
+      },
+    });
+    return pretty({
+      destination: sink,
+      sync: true,
+      ignore: "pid,hostname",
+      translateTime: "SYS:HH:MM:ss.l",
+    });
+  }
   if (options.pretty ?? process.stderr.isTTY === true) {
     return pretty({
       destination: 2,

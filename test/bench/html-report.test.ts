@@ -77,3 +77,28 @@ test("the HTML report is one page with everything inlined: the runs, the CDF's d
   assert.equal((trSvg.match(/fill="#d35400"/g) ?? []).length, 1);
   assert.equal((trSvg.match(/fill="#2f5fb3"/g) ?? []).length, 3);
 });
+
+test("the latency CDF counts the steps the table counts: those ending in the steady window", () => {
+  const records: RunRecords = {
+    // Warm-up steps of 1 s, window steps of 10 s.
+    steps: [step("a", 0, 1000, 0), step("b", 1000, 2000, 0), step("a", 6000, 16_000, 0)],
+    errors: [],
+    programs: [{ programId: "a", launchMs: 0, outcome: "completed", endMs: 16_000 }],
+    endMs: 20_000,
+  };
+  const meta = {
+    router: "tr",
+    concurrency: 1,
+    workload: "w",
+    seed: 1,
+    timeScale: 1,
+    warmupMs: 5000,
+    durationMs: 15_000,
+  };
+  const html = renderHtmlReport([{ report: buildRunReport(meta, records), records }], "t");
+  const data = JSON.parse(/const D = (.*);\n/.exec(html)?.[1] ?? "null") as {
+    cdf: { x: number[]; y: number[][] };
+  };
+  assert.equal(data.cdf.y[0]?.[0], 1, "its one step is 10 s, so the CDF starts at 1");
+  assert.equal(data.cdf.x[0], 10);
+});

@@ -55,3 +55,22 @@ test("x-request-id: the client's is kept, or one is made; the answer returns it,
     await backend.close().catch(() => {});
   }
 });
+
+test("a backend's own x-request-id never replaces the one maitred returns", async () => {
+  const backend = await startFakeBackend({ responseHeaders: { "x-request-id": "upstream-own" } });
+  const router = await startTestRouter({ backends: backend.url });
+  try {
+    for (const stream of [false, true]) {
+      const res = await fetch(`${router.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-request-id": "mine-1" },
+        body: JSON.stringify({ model: "m", stream, messages: [{ role: "user", content: "x" }] }),
+      });
+      await res.text();
+      assert.equal(res.headers.get("x-request-id"), "mine-1", `stream ${stream}`);
+    }
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});

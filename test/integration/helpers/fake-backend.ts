@@ -27,6 +27,8 @@ export interface FakeBackendOptions {
   dieMidStream?: boolean;
   /** Streams end at once with `data: [DONE]`: a whole answer with nothing in it. */
   emptyStreams?: boolean;
+  /** Extra headers on every completion answer. */
+  responseHeaders?: Record<string, string>;
 }
 
 export interface FakeBackend {
@@ -80,7 +82,11 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       return;
     }
     if (body.stream !== true) {
-      res.writeHead(200, { "content-type": "application/json", "x-upstream": "fake" });
+      res.writeHead(200, {
+        "content-type": "application/json",
+        "x-upstream": "fake",
+        ...options.responseHeaders,
+      });
       if (req.headers["x-fake-hold-first"] !== undefined) {
         // Head sent, no body yet: the answer is still being generated.
         res.on("close", () => closed.resolve());
@@ -109,6 +115,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
       "x-upstream": "fake",
+      ...options.responseHeaders,
     });
     if (req.headers["x-fake-hold-first"] !== undefined) {
       // Head sent, no chunk yet: the engine is still prefilling (a request before its first byte).
