@@ -32,3 +32,38 @@ test("every series the Grafana dashboard queries is one the router exports, with
     await router.close();
   }
 });
+
+test("/metrics keeps Prometheus's conventions as it grows: HELP on every family, counters end in _total, durations in _seconds, only bounded labels", async () => {
+  const router = await startTestRouter({ backends: "sim:1", priority: true });
+  try {
+    const text = await (await fetch(`${router.url}/metrics`)).text();
+    const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]));
+    const helps = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map((m) => m[1]));
+    const bounded = new Set([
+      "backend",
+      "class",
+      "outcome",
+      "kind",
+      "endpoint",
+      "stage",
+      "status",
+      "state",
+      "le",
+    ]);
+    assert.ok(types.size > 20);
+    for (const [name, type] of types) {
+      assert.ok(name.startsWith("maitred_"), name);
+      assert.ok(helps.has(name), `${name} has HELP`);
+      if (type === "counter") assert.ok(name.endsWith("_total"), `${name} is a counter`);
+      else assert.ok(!name.endsWith("_total"), `${name} is a ${type}`);
+      if (type === "histogram") assert.match(name, /_(seconds|tokens)$/, `${name}: base unit`);
+    }
+    for (const m of text.matchAll(/^maitred_\w+\{([^}]*)\}/gm))
+      for (const pair of (m[1] as string).split(/,(?=\w+=)/)) {
+        const label = pair.slice(0, pair.indexOf("="));
+        assert.ok(bounded.has(label), `label ${label} in ${m[0]}`);
+      }
+  } finally {
+    await router.close();
+  }
+});
