@@ -20,7 +20,7 @@ import { runCompare } from "../bench/compare.ts";
 import { discoverModel } from "../bench/discover-model.ts";
 import { formatRunsTable } from "../bench/format-table.ts";
 import { type HtmlRun, renderHtmlReport } from "../bench/html-report.ts";
-import { benchJson, type RunReport } from "../bench/report.ts";
+import { benchJson } from "../bench/report.ts";
 import { runBenchAt } from "../bench/run-bench.ts";
 import { startRouterProcess } from "../bench/start-router-for.ts";
 import { renderSvgChart } from "../bench/svg-chart.ts";

@@ -1,6 +1,7 @@
 import { Command } from "commander";
 import { registerBench } from "./bench.ts";
 import { type CliIo, processIo } from "./cli-io.ts";
+import { registerConfig } from "./config.ts";
 import { registerServe } from "./serve.ts";
 import { registerSimBackend } from "./sim-backend.ts";
 import { registerSimulate } from "./simulate.ts";
@@ -22,5 +23,6 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerSimBackend(program, io);
   registerBench(program, io);
   registerSimulate(program, io);
+  registerConfig(program, io);
   return program;
 }

@@ -66,6 +66,44 @@ function readConfigFile(path: string, readFile: (p: string) => string): Record<s
   return doc as Record<string, unknown>;
 }
 
+/**
+ * Every problem of a config file, not only the first (`maitred config check`): an unreadable
+ * or malformed file, each unknown setting and each bad value, as `ConfigError`s naming the
+ * field. Empty = the file is good.
+ */
+export function checkConfigFile(
+  path: string,
+  readFile: (p: string) => string = (p) => readFileSync(p, "utf8"),
+): ConfigError[] {
+  let doc: Record<string, unknown>;
+  try {
+    doc = readConfigFile(path, readFile);
+  } catch (err) {
+    if (err instanceof ConfigError) return [err];
+    throw err;
+  }
+  const errors: ConfigError[] = [];
+  const config: RouterConfig = structuredClone(DEFAULT_CONFIG);
+  for (const [key, raw] of Object.entries(doc)) {
+    const field = BY_KEY.get(key);
+    try {
+      if (!field) throw unknownSetting(key, path);
+      apply(config, field, raw, path);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      errors.push(err);
+    }
+  }
+  return errors;
+}
+
+function unknownSetting(key: string, path: string): ConfigError {
+  return new ConfigError(
+    key,
+    `unknown setting in ${path}; known: ${[...BY_KEY.keys()].join(", ")}`,
+  );
+}
+
 export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
   const env = inputs.env ?? {};
   const flags = inputs.flags ?? {};
@@ -77,12 +115,7 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
     const doc = readConfigFile(configFile, inputs.readFile ?? ((p) => readFileSync(p, "utf8")));
     for (const [key, raw] of Object.entries(doc)) {
       const field = BY_KEY.get(key);
-      if (!field) {
-        throw new ConfigError(
-          key,
-          `unknown setting in ${configFile}; known: ${[...BY_KEY.keys()].join(", ")}`,
-        );
-      }
+      if (!field) throw unknownSetting(key, configFile);
       apply(config, field, raw, configFile);
     }
   }

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
 import { ConfigError } from "../errors.ts";
+import { resolveSimBackendOptions, SIM_BLOCK_KEYS } from "../sim-server/options.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { IDENTITY_SOURCES, type IdentitySource, parseIdentityOrder } from "./identity-sources.ts";
 import { parseBackends } from "./parse-backends.ts";
@@ -147,6 +148,34 @@ export const DEFAULT_CONFIG: RouterConfig = {
 
 const int = (min: number, max: number) => (raw: unknown, src: ValueSource) =>
   parseInteger(raw, src, min, max);
+
+const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * The `sim:` block: `maitred sim-backend`'s settings by their flag names, checked as that
+ * command checks them, so a misspelt or bad one stops startup (and `config check`) instead of
+ * being ignored. Kept as written: the simulated backends read it when they start.
+ */
+function parseSimBlock(raw: unknown, src: ValueSource): Record<string, unknown> {
+  const block = parseMapping(raw, src);
+  const options: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(block)) {
+    if (!(SIM_BLOCK_KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(
+        `${src.field}.${key}`,
+        `unknown setting (from ${src.origin}); known: ${SIM_BLOCK_KEYS.join(", ")}`,
+      );
+    }
+    options[camel(key)] = value;
+  }
+  try {
+    resolveSimBackendOptions(options, (field) => `${src.field}.${field} in ${src.origin}`);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(`${src.field}.${err.field}`, err.message.slice(err.field.length + 2));
+  }
+  return block;
+}
 
 export const FIELDS: readonly FieldSpec[] = [
   { key: "host", prop: "host", arg: "<host>", help: "bind address", parse: parseString },
@@ -409,6 +438,6 @@ export const FIELDS: readonly FieldSpec[] = [
     prop: "sim",
     help: "options for simulated backends",
     fileOnly: true,
-    parse: parseMapping,
+    parse: parseSimBlock,
   },
 ];

@@ -56,6 +56,28 @@ export interface SimBackendOptions {
 }
 
 /**
+ * The settings a router's `sim:` block may give its simulated backends (kebab-case there, as
+ * the flags): every option but where it listens and what it imitates, which the router sets.
+ */
+export const SIM_BLOCK_KEYS = [
+  "model",
+  "num-gpu-blocks",
+  "block-size",
+  "max-num-seqs",
+  "max-num-batched-tokens",
+  "max-model-len",
+  "profile",
+  "time-scale",
+  "seed",
+  "enable-prompt-tokens-details",
+  "enable-prefix-caching",
+  "failure-rate",
+  "failure-codes",
+  "stream-error-after",
+  "tool-call-share",
+] as const;
+
+/**
  * Defaults are vLLM's engine defaults (as src/engine/timing.ts pins them);
  * `model`, `numGpuBlocks` and `maxModelLen` default to the timing profile's (its served model,
  * its realistic KV capacity and context length).
@@ -83,13 +105,18 @@ const BLOCK_SIZES = [1, 8, 16, 32, 64, 128];
 const MAX_PORT = 65_535;
 const MAX_INT = 2 ** 31 - 1;
 
-const src = (field: string): ValueSource => ({ field, origin: `--${field}` });
-
 /** Raw values as they come from flags (strings) or code (typed); absent = default. */
 export type RawSimBackendOptions = { [K in keyof SimBackendOptions]?: unknown };
 
-/** Validate and fill defaults; throws ConfigError naming the flag. */
-export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendOptions {
+/**
+ * Validate and fill defaults; throws ConfigError naming the flag. `originOf` says where a
+ * field's value came from (default: its flag).
+ */
+export function resolveSimBackendOptions(
+  raw: RawSimBackendOptions,
+  originOf: (field: string) => string = (field) => `--${field}`,
+): SimBackendOptions {
+  const src = (field: string): ValueSource => ({ field, origin: originOf(field) });
   const d = SIM_BACKEND_DEFAULTS;
   const profileName =
     raw.profile === undefined ? d.profile : parseString(raw.profile, src("profile"));
@@ -139,7 +166,9 @@ export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendO
       d.enablePrefixCaching,
     ),
     failureRate: pick("failureRate", (v) => parseNumber(v, src("failure-rate")), d.failureRate),
-    failureCodes: pick("failureCodes", parseFailureCodes, [...d.failureCodes]),
+    failureCodes: pick("failureCodes", (v) => parseFailureCodes(v, src("failure-codes")), [
+      ...d.failureCodes,
+    ]),
     streamErrorAfter: pick(
       "streamErrorAfter",
       (v) => (v === null ? null : parseInteger(v, src("stream-error-after"), 0, MAX_INT)),
@@ -186,8 +215,7 @@ export function resolveSimBackendOptions(raw: RawSimBackendOptions): SimBackendO
   return o;
 }
 
-function parseFailureCodes(raw: unknown): number[] {
-  const field = src("failure-codes");
+function parseFailureCodes(raw: unknown, field: ValueSource): number[] {
   const items = Array.isArray(raw) ? raw.map(String) : parseList(raw, field);
   return items.map((item) => parseInteger(item, field, 400, 599));
 }
