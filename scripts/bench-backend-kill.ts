@@ -26,7 +26,8 @@ import { discoverModel } from "../src/bench/discover-model.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
 import { startRouterProcess } from "../src/bench/start-router-for.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { parseDurationMs } from "../src/config/parse-value.ts";
+import { parseFlag } from "../src/config/setting.ts";
+import { duration } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
@@ -45,12 +46,11 @@ const { values: a } = parseArgs({
   },
 });
 
-const src = (field: string) => ({ field, origin: "flag" });
 const numBackends = Number(a.backends);
 const concurrency = Number(a.concurrency);
 const timeScale = Number(a["time-scale"]);
-const killAtMs = parseDurationMs(a["kill-at"], src("--kill-at"));
-const durationMs = parseDurationMs(a.duration, src("--duration"));
+const killAtMs = parseFlag("kill-at", duration(), a["kill-at"]);
+const durationMs = parseFlag("duration", duration(), a.duration);
 const streamShare = Number(a["stream-share"]);
 const numGpuBlocks = Number(a["num-gpu-blocks"]);
 

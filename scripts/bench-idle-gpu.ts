@@ -36,7 +36,7 @@ const flags: Record<string, string> = {
 };
 if (args["lend-after"] !== undefined) flags["lend-after"] = args["lend-after"];
 const config = scaleRouterTimes(resolveRouterConfig({ flags, env: {} }), scale);
-config.sim = { "num-gpu-blocks": 150, "time-scale": scale };
+config.sim = { numGpuBlocks: 150, timeScale: scale };
 const router = await startRouter(config);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

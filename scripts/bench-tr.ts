@@ -26,13 +26,13 @@ import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { parseInteger, parseList, type ValueSource } from "../src/config/parse-value.ts";
+import { parseFlag } from "../src/config/setting.ts";
+import { integer, listOfItems, positive } from "../src/config/values.ts";
 import { ConfigError } from "../src/errors.ts";
 import type { SimRouter } from "../src/simulate/run-simulation.ts";
 import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
 import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../src/workload/load-workload.ts";
-import { parseToolTimeScale } from "../src/workload/tool-time-scale.ts";
 
 /** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
 const SCORECARD_TOOL_SCALE = 50;
@@ -151,11 +151,8 @@ async function runAll(specs: RunSpec[], jobs: number): Promise<RunResult[]> {
   return out;
 }
 
-const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
 const integers = (flag: string, min: number, max: number): number[] =>
-  parseList(args[flag as keyof typeof args], src(flag)).map((v) =>
-    parseInteger(v, src(flag), min, max),
-  );
+  parseFlag(flag, listOfItems(integer(min, max)), args[flag as keyof typeof args]);
 
 function settings(backends: number): Setting[] {
   if (args.preset === undefined) {
@@ -197,12 +194,10 @@ async function main(): Promise<void> {
   }
   const [bigC, smallC] = concurrency;
   if (smallC === bigC) throw new ConfigError("--concurrency", "lists a value twice");
-  const backends = parseInteger(args.backends, src("backends"), 1, 64);
+  const backends = parseFlag("backends", integer(1, 64), args.backends);
   const jobs =
-    args.jobs === undefined ? availableParallelism() : parseInteger(args.jobs, src("jobs"), 1, 64);
-  const sweep = parseList(args["tool-scales"], src("tool-scales")).map((v) =>
-    parseToolTimeScale(v, "--tool-scales"),
-  );
+    args.jobs === undefined ? availableParallelism() : parseFlag("jobs", integer(1, 64), args.jobs);
+  const sweep = parseFlag("tool-scales", listOfItems(positive()), args["tool-scales"]);
   // Scale 1 is the base runs; the scorecard's own × 50 row runs whether or not it is listed.
   const scaled = [...new Set([...sweep, SCORECARD_TOOL_SCALE])].filter((x) => x !== 1);
   const all: RunResult[] = [];

@@ -20,7 +20,8 @@ import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { startSmallServe } from "../src/bench/maitred-process.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { parseDurationMs } from "../src/config/parse-value.ts";
+import { parseFlag } from "../src/config/setting.ts";
+import { duration } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
@@ -30,7 +31,7 @@ const { values: a } = parseArgs({
     concurrency: { type: "string", default: "24" },
   },
 });
-const durationMs = parseDurationMs(a.duration, { field: "--duration", origin: "flag" });
+const durationMs = parseFlag("duration", duration(), a.duration);
 const TIME_SCALE = 5;
 const never = new AbortController().signal;
 const sleep = (ms: number) => abortableSleep(wallClock, ms, never);

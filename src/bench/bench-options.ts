@@ -1,53 +1,124 @@
+/**
+ * The settings of `maitred bench` and `maitred bench compare`, declared once
+ * (src/config/setting.ts) and read in one place: each error is a ConfigError naming the
+ * setting and its flag (CLI exit 2).
+ */
+import { z } from "zod";
+import { readSettings, type Setting, setting } from "../config/setting.ts";
 import {
-  parseDurationMs,
-  parseInteger,
-  parseList,
-  parseNumber,
-  parseString,
-  type ValueSource,
-} from "../config/parse-value.ts";
+  duration,
+  httpUrl,
+  integer,
+  listOf,
+  oneOf,
+  positive,
+  share,
+  text,
+} from "../config/values.ts";
+import { TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
-import { parseClassMix } from "../workload/class-mix.ts";
-import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
-import { parseToolTimeScale } from "../workload/tool-time-scale.ts";
-import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
+import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
 import { COMPARE_MODES, type CompareMode } from "./compare.ts";
 import type { BenchSettings } from "./run-bench.ts";
 
-/**
- * Flags of `maitred bench` and `maitred bench compare`, validated in one place: each error is
- * a ConfigError naming the flag (CLI exit 2).
- */
-
 /** Within ThunderAgent's 24–128 range; fills one default simulated H100 at mid-life. */
 export const DEFAULT_CONCURRENCY = 32;
-/** A short warm-up and window; ThunderAgent used 10 + 60 min on real hardware. */
-export const DEFAULT_WARMUP = "30s";
-export const DEFAULT_DURATION = "120s";
 export const DEFAULT_URL = "http://127.0.0.1:8000";
 const MAX_CONCURRENCY = 100_000;
 const MAX_INT = 2 ** 31 - 1;
 
-export interface CommonBenchFlags {
-  workload?: string;
-  concurrency?: string;
-  timeScale?: string;
-  toolTimeScale?: string;
-  warmup?: string;
-  duration?: string;
-  programs?: string;
-  seed?: string;
-  stagger?: string;
-  maxContext?: string;
-  classMix?: string;
-  streamShare?: string;
-  /** commander's `--no-stream`: false = no program streams. */
-  stream?: boolean;
-  json?: string;
-  svg?: string;
-  html?: string;
-  progress?: boolean;
-}
+/** Settings that write a report file, as bench, compare and simulate name them. */
+export const REPORT_SETTINGS = {
+  json: setting({ key: "json", arg: "<file>", help: "write the report as JSON", schema: text() }),
+  svg: setting({
+    key: "svg",
+    arg: "<file>",
+    help: "write a bar chart of steps/min and p95 step latency",
+    schema: text(),
+  }),
+  html: setting({
+    key: "html",
+    arg: "<file>",
+    help: "write a self-contained page: run table, steps/min, step-latency CDF, pause timeline per program",
+    schema: text(),
+  }),
+} satisfies Record<string, Setting<unknown>>;
+
+/** Settings of every bench run, on `bench` and read by `bench compare` too. */
+export const COMMON_BENCH_SETTINGS = {
+  ...WORKLOAD_SETTINGS,
+  classMix: {
+    ...WORKLOAD_SETTINGS.classMix,
+    help: "priority class per program, sent as x-priority, drawn by seed from weights, e.g. interactive=0.2,bulk=0.8 (programs of a mix component with @class keep it)",
+  },
+  concurrency: setting({
+    key: "concurrency",
+    arg: "<n>",
+    help: "programs in flight",
+    default: DEFAULT_CONCURRENCY,
+    schema: integer(1, MAX_CONCURRENCY),
+  }),
+  timeScale: setting({
+    key: "time-scale",
+    arg: "<S>",
+    help: "divide tool times (and simulated engines' time) by S",
+    default: 1,
+    schema: positive(),
+  }),
+  // A short warm-up and window; ThunderAgent used 10 + 60 min on real hardware.
+  warmup: setting({
+    key: "warmup",
+    arg: "<duration>",
+    help: "time before the steady window",
+    defaultText: "30s, or 0 with --programs alone",
+    schema: duration({ allowZero: true }),
+  }),
+  duration: setting({
+    key: "duration",
+    arg: "<duration>",
+    help: "steady window",
+    defaultText: "120s, or none with --programs alone",
+    schema: duration(),
+  }),
+  programs: setting({
+    key: "programs",
+    arg: "<n>",
+    help: "stop after n programs have run (no window unless --duration)",
+    schema: integer(1, MAX_INT),
+  }),
+  maxContext: setting({
+    key: "max-context",
+    arg: "<tokens>",
+    help: "end programs before a call longer than this",
+    defaultText: "the served max_model_len",
+    schema: integer(2, MAX_INT),
+  }),
+  streamShare: setting({
+    key: "stream-share",
+    arg: "<share>",
+    help: "share of programs whose requests stream (0..1); the others send plain JSON requests, as most agent harnesses do, and have no TTFT",
+    default: 1,
+    schema: share(),
+  }),
+  stream: setting({
+    key: "stream",
+    help: "no program streams (--stream-share 0)",
+    default: true,
+    negatable: true,
+    schema: z.boolean(),
+  }),
+  ...REPORT_SETTINGS,
+  progress: setting({
+    key: "progress",
+    help: "no progress bar",
+    default: true,
+    negatable: true,
+    schema: z.boolean(),
+  }),
+} satisfies Record<string, Setting<unknown>>;
+
+const DEFAULT_WARMUP_MS = 30_000;
+const DEFAULT_DURATION_MS = 120_000;
 
 export interface CommonBenchOptions extends BenchSettings {
   json?: string;
@@ -56,120 +127,104 @@ export interface CommonBenchOptions extends BenchSettings {
   progress: boolean;
 }
 
-const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
-
-/** `--stream-share` (0..1), or 0 with `--no-stream`; default 1 (every program streams). */
-function streamShareOf(f: CommonBenchFlags): number {
-  if (f.stream === false) {
-    if (f.streamShare !== undefined) {
-      throw new ConfigError("--stream-share", "cannot be combined with --no-stream");
-    }
-    return 0;
+export function resolveCommonFlags(flags: Record<string, unknown>): CommonBenchOptions {
+  const v = readSettings(COMMON_BENCH_SETTINGS, flags);
+  if (flags.stream === false && flags.streamShare !== undefined) {
+    throw new ConfigError("stream-share", "cannot be combined with --no-stream");
   }
-  if (f.streamShare === undefined) return 1;
-  const share = parseNumber(f.streamShare, src("stream-share"));
-  if (!(share >= 0 && share <= 1)) {
-    throw new ConfigError("--stream-share", `must be between 0 and 1, got ${f.streamShare}`);
-  }
-  return share;
-}
-
-export function resolveCommonFlags(f: CommonBenchFlags): CommonBenchOptions {
-  const seed = f.seed === undefined ? DEFAULT_SEED : parseInteger(f.seed, src("seed"), 0, MAX_INT);
-  const staggerMs =
-    f.stagger === undefined ? DEFAULT_STAGGER_MS : parseDurationMs(f.stagger, src("stagger"), true);
-  const maxContextTokens =
-    f.maxContext === undefined
-      ? undefined
-      : parseInteger(f.maxContext, src("max-context"), 2, MAX_INT);
-  const timeScale = f.timeScale === undefined ? 1 : parseNumber(f.timeScale, src("time-scale"));
-  if (!(timeScale > 0)) throw new ConfigError("--time-scale", `must be > 0, got ${f.timeScale}`);
-  const maxPrograms =
-    f.programs === undefined ? undefined : parseInteger(f.programs, src("programs"), 1, MAX_INT);
   // With --programs alone the run lasts until those programs end; otherwise a window.
-  const duration = f.duration ?? (maxPrograms === undefined ? DEFAULT_DURATION : undefined);
-  const common = { seed, staggerMs, ...(maxContextTokens ? { maxContextTokens } : {}) };
-  const workload = parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, common);
-  if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
-  if (f.toolTimeScale !== undefined) workload.toolTimeScale = parseToolTimeScale(f.toolTimeScale);
+  const windowless = v.programs !== undefined && flags.duration === undefined;
   return {
-    workload,
-    concurrency:
-      f.concurrency === undefined
-        ? DEFAULT_CONCURRENCY
-        : parseInteger(f.concurrency, src("concurrency"), 1, MAX_CONCURRENCY),
-    timeScale,
-    warmupMs: parseDurationMs(
-      f.warmup ?? (maxPrograms === undefined ? DEFAULT_WARMUP : "0"),
-      src("warmup"),
-      true,
-    ),
-    durationMs: duration === undefined ? undefined : parseDurationMs(duration, src("duration")),
-    maxPrograms,
-    streamShare: streamShareOf(f),
-    json: f.json,
-    svg: f.svg,
-    html: f.html,
-    progress: f.progress !== false,
+    workload: workloadSpecOf(v, v.maxContext),
+    concurrency: v.concurrency ?? DEFAULT_CONCURRENCY,
+    timeScale: v.timeScale ?? 1,
+    warmupMs: v.warmup ?? (v.programs === undefined ? DEFAULT_WARMUP_MS : 0),
+    durationMs: windowless ? undefined : (v.duration ?? DEFAULT_DURATION_MS),
+    maxPrograms: v.programs,
+    streamShare: v.stream === false ? 0 : (v.streamShare ?? 1),
+    json: v.json,
+    svg: v.svg,
+    html: v.html,
+    progress: v.progress !== false,
   };
 }
 
-export interface BenchFlags extends CommonBenchFlags {
-  url?: string;
-  model?: string;
-  label?: string;
+export const BENCH_SETTINGS = {
+  url: setting({
+    key: "url",
+    arg: "<url>",
+    help: `target base URL (default: ${DEFAULT_URL}); with compare: an extra URL to run too (repeatable)`,
+    repeatable: true,
+    schema: z.preprocess((v) => (typeof v === "string" ? [v] : v), z.array(httpUrl())),
+  }),
+  model: setting({
+    key: "model",
+    arg: "<name>",
+    help: "model to request",
+    defaultText: "the first one /v1/models lists",
+    schema: text(),
+  }),
+  label: setting({
+    key: "label",
+    arg: "<name>",
+    help: "name of this run in the report",
+    defaultText: "the URL",
+    schema: text(),
+  }),
+} satisfies Record<string, Setting<unknown>>;
+
+export function resolveBenchFlags(flags: Record<string, unknown>) {
+  const v = readSettings(BENCH_SETTINGS, flags);
+  if ((v.url?.length ?? 0) > 1) {
+    throw new ConfigError("url", "bench takes one --url (compare takes several)");
+  }
+  const url = v.url?.[0] ?? DEFAULT_URL;
+  return { ...resolveCommonFlags(flags), url, model: v.model, label: v.label ?? url };
 }
 
-export function resolveBenchFlags(f: BenchFlags) {
-  const url = parseUrl(f.url ?? DEFAULT_URL, "url");
+const PROFILE_NAMES = Object.keys(TIMING_PROFILES) as [string, ...string[]];
+
+export const COMPARE_SETTINGS = {
+  numBackends: setting({
+    key: "num-backends",
+    arg: "<n>",
+    help: "simulated backends per mode",
+    default: 1,
+    schema: integer(1, 64),
+  }),
+  numGpuBlocks: setting({
+    key: "num-gpu-blocks",
+    arg: "<n>",
+    help: "KV blocks per simulated backend",
+    defaultText: "the profile's",
+    schema: integer(2, MAX_INT),
+  }),
+  profile: setting({
+    key: "profile",
+    arg: "<name>",
+    help: `timing profile of the simulated backends: ${PROFILE_NAMES.join(", ")}`,
+    defaultText: "the simulated backend's",
+    schema: oneOf(PROFILE_NAMES),
+  }),
+  modes: setting({
+    key: "modes",
+    arg: "<list>",
+    help: `comma list of ${COMPARE_MODES.join(", ")}`,
+    default: "default,tr",
+    schema: listOf(COMPARE_MODES),
+  }),
+} satisfies Record<string, Setting<unknown>>;
+
+export function resolveCompareFlags(flags: Record<string, unknown>) {
+  const v = readSettings(COMPARE_SETTINGS, flags);
+  const { url } = readSettings({ url: BENCH_SETTINGS.url }, flags);
   return {
-    ...resolveCommonFlags(f),
-    url,
-    model: f.model === undefined ? undefined : parseString(f.model, src("model")),
-    label: f.label ?? url,
+    ...resolveCommonFlags(flags),
+    numBackends: v.numBackends ?? 1,
+    numGpuBlocks: v.numGpuBlocks,
+    profile: v.profile,
+    modes: (v.modes ?? ["default", "tr"]) as CompareMode[],
+    extraUrls: url ?? [],
+    model: readSettings({ model: BENCH_SETTINGS.model }, flags).model,
   };
-}
-
-export interface CompareFlags extends CommonBenchFlags {
-  numBackends?: string;
-  numGpuBlocks?: string;
-  profile?: string;
-  modes?: string;
-  url?: string[];
-  model?: string;
-}
-
-export function resolveCompareFlags(f: CompareFlags) {
-  const modes = parseList(f.modes ?? "default,tr", src("modes"));
-  for (const m of modes) {
-    if (!(COMPARE_MODES as readonly string[]).includes(m)) {
-      throw new ConfigError("--modes", `unknown mode "${m}"; expected ${COMPARE_MODES.join(", ")}`);
-    }
-  }
-  return {
-    ...resolveCommonFlags(f),
-    numBackends:
-      f.numBackends === undefined ? 1 : parseInteger(f.numBackends, src("num-backends"), 1, 64),
-    numGpuBlocks:
-      f.numGpuBlocks === undefined
-        ? undefined
-        : parseInteger(f.numGpuBlocks, src("num-gpu-blocks"), 2, MAX_INT),
-    profile: f.profile,
-    modes: modes as CompareMode[],
-    extraUrls: (f.url ?? []).map((u) => parseUrl(u, "url")),
-    model: f.model,
-  };
-}
-
-function parseUrl(raw: string, flag: string): string {
-  let u: URL;
-  try {
-    u = new URL(raw);
-  } catch {
-    throw new ConfigError(`--${flag}`, `not a URL: ${JSON.stringify(raw)}`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new ConfigError(`--${flag}`, `must be http(s), got ${u.protocol}`);
-  }
-  return raw.replace(/\/+$/, "");
 }

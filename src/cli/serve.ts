@@ -1,24 +1,16 @@
 /**
- * `maitred serve`: the router. Flags are generated from the one config schema
+ * `maitred serve`: the router. Flags are generated from its settings
  * (src/config/router-config.ts) with ThunderAgent's names and defaults; each has a `MAITRED_*`
  * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT stop it gracefully.
  */
 import type { Command } from "commander";
-import { envTwin, resolveRouterConfig } from "../config/load-config.ts";
-import { DEFAULT_CONFIG, FIELDS } from "../config/router-config.ts";
+import { resolveRouterConfig } from "../config/load-config.ts";
+import { ROUTER_SETTINGS } from "../config/router-config.ts";
+import { addSettingOptions, givenFlags } from "../config/setting.ts";
 import { type RouterHandle, startRouter } from "../runtime/service.ts";
 import { createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";
-
-const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
-function defaultText(prop: keyof typeof DEFAULT_CONFIG): string {
-  const v = DEFAULT_CONFIG[prop];
-  if (Array.isArray(v)) return v.join(",");
-  if (typeof v === "number" && /Ms$/.test(prop)) return `${v / 1000}`;
-  return String(v);
-}
 
 export function registerServe(program: Command, io: CliIo): void {
   const cmd = program
@@ -28,14 +20,9 @@ export function registerServe(program: Command, io: CliIo): void {
       "--config <file>",
       "YAML file with any of these settings (flags win; env MAITRED_CONFIG)",
     );
-  for (const f of FIELDS) {
-    if (f.fileOnly) continue;
-    const help = `${f.help} (default: ${f.defaultText ?? defaultText(f.prop)}; env ${envTwin(f.key)})`;
-    cmd.option(f.arg ? `--${f.key} ${f.arg}` : `--${f.key}`, help);
-  }
+  addSettingOptions(cmd, ROUTER_SETTINGS, { env: true });
   cmd.action(async (opts: Record<string, unknown>) => {
-    const flags: Record<string, unknown> = { config: opts.config };
-    for (const f of FIELDS) flags[f.key] = opts[camel(f.key)];
+    const flags = { config: opts.config, ...givenFlags(ROUTER_SETTINGS, opts) };
     const config = resolveRouterConfig({ flags, env: io.env });
     const logger = createLogger({
       level: config.logLevel,

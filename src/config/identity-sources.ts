@@ -1,5 +1,4 @@
-import { ConfigError } from "../errors.ts";
-import { parseList, type ValueSource } from "./parse-value.ts";
+import { list } from "./values.ts";
 
 /**
  * Where a request's program id may come from; the router tries them in the configured order
@@ -18,23 +17,21 @@ export const IDENTITY_SOURCES = [
 
 export type IdentitySource = (typeof IDENTITY_SOURCES)[number];
 
-export function parseIdentityOrder(raw: unknown, src: ValueSource): IdentitySource[] {
-  const items = parseList(raw, src);
-  const seen = new Set<string>();
-  for (const item of items) {
-    if (!(IDENTITY_SOURCES as readonly string[]).includes(item)) {
-      throw new ConfigError(
-        src.field,
-        `unknown identity source ${JSON.stringify(item)}; known: ${IDENTITY_SOURCES.join(", ")} (from ${src.origin})`,
-      );
+/** `--identity-order`: known sources, each at most once. */
+export const identityOrderSchema = list()
+  .superRefine((items, ctx) => {
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (!(IDENTITY_SOURCES as readonly string[]).includes(item)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown identity source ${JSON.stringify(item)}; known: ${IDENTITY_SOURCES.join(", ")}`,
+        });
+      } else if (seen.has(item)) {
+        ctx.addIssue({ code: "custom", message: `identity source listed twice: ${item}` });
+      }
+      seen.add(item);
     }
-    if (seen.has(item)) {
-      throw new ConfigError(
-        src.field,
-        `identity source listed twice: ${item} (from ${src.origin})`,
-      );
-    }
-    seen.add(item);
-  }
-  return items as IdentitySource[];
-}
+  })
+  // Checked above: every item is a known source.
+  .transform((items) => items as IdentitySource[]);

@@ -1,14 +1,20 @@
 /**
  * Resolves the router configuration from its layers: defaults < YAML file < `MAITRED_*`
- * environment twins < command-line flags (flags win). Every value passes through the one
+ * environment twins < command-line flags (flags win). Every value is read by its setting's
  * schema (router-config.ts); every error is a `ConfigError` naming the field and its origin.
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors.ts";
-import type { ParsedBackends } from "./parse-backends.ts";
-import type { PriorityValue } from "./parse-priority.ts";
-import { DEFAULT_CONFIG, FIELDS, type FieldSpec, type RouterConfig } from "./router-config.ts";
+import type { PriorityValue } from "./priority-section.ts";
+import {
+  DEFAULT_CONFIG,
+  type ParsedBackends,
+  ROUTER_SETTINGS,
+  type RouterConfig,
+  type RouterSetting,
+} from "./router-config.ts";
+import { checkSetting, envTwin, parseSetting, settingJsonSchema } from "./setting.ts";
 
 export interface ConfigInputs {
   /** Flag values keyed by field key (`scheduler-interval`); undefined = not given. */
@@ -21,15 +27,11 @@ export interface ConfigInputs {
   readFile?: (path: string) => string;
 }
 
-/** `scheduler-interval` → `MAITRED_SCHEDULER_INTERVAL`. */
-export function envTwin(key: string): string {
-  return `MAITRED_${key.toUpperCase().replaceAll("-", "_")}`;
-}
+export { envTwin };
 
-const BY_KEY = new Map(FIELDS.map((f) => [f.key, f]));
+const BY_KEY = new Map(ROUTER_SETTINGS.map((s) => [s.key, s]));
 
-function apply(config: RouterConfig, field: FieldSpec, raw: unknown, origin: string): void {
-  const value = field.parse(raw, { field: field.key, origin });
+function set(config: RouterConfig, field: RouterSetting, value: unknown): void {
   if (field.prop === "backends") {
     const parsed = value as ParsedBackends;
     config.backends = parsed.backends;
@@ -44,6 +46,10 @@ function apply(config: RouterConfig, field: FieldSpec, raw: unknown, origin: str
     return;
   }
   (config as unknown as Record<string, unknown>)[field.prop] = value;
+}
+
+function apply(config: RouterConfig, field: RouterSetting, raw: unknown, origin: string): void {
+  set(config, field, parseSetting(field, raw, origin));
 }
 
 function readConfigFile(path: string, readFile: (p: string) => string): Record<string, unknown> {
@@ -86,13 +92,13 @@ export function checkConfigFile(
   const config: RouterConfig = structuredClone(DEFAULT_CONFIG);
   for (const [key, raw] of Object.entries(doc)) {
     const field = BY_KEY.get(key);
-    try {
-      if (!field) throw unknownSetting(key, path);
-      apply(config, field, raw, path);
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      errors.push(err);
+    if (!field) {
+      errors.push(unknownSetting(key, path));
+      continue;
     }
+    const r = checkSetting(field, raw, path);
+    if (r.ok) set(config, field, r.value);
+    else errors.push(...r.errors);
   }
   return errors;
 }
@@ -119,16 +125,32 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
       apply(config, field, raw, configFile);
     }
   }
-  for (const field of FIELDS) {
+  for (const field of ROUTER_SETTINGS) {
     if (field.fileOnly) continue;
     const name = envTwin(field.key);
     const raw = env[name];
     if (raw !== undefined && raw !== "") apply(config, field, raw, name);
   }
-  for (const field of FIELDS) {
+  for (const field of ROUTER_SETTINGS) {
     if (field.fileOnly) continue;
     const raw = flags[field.key];
     if (raw !== undefined) apply(config, field, raw, `--${field.key}`);
   }
   return config;
+}
+
+/**
+ * JSON Schema (draft 2020-12) of a `maitred serve --config` file, from the same settings that
+ * read it: editors use it for completion and to flag a misspelt or mistyped setting.
+ */
+export function configJsonSchema(): Record<string, unknown> {
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    title: "maitred serve --config",
+    description:
+      "Settings of maitred serve. Each key is a flag without its dashes; flags and MAITRED_* environment variables win over the file.",
+    type: "object",
+    properties: Object.fromEntries(ROUTER_SETTINGS.map((s) => [s.key, settingJsonSchema(s)])),
+    additionalProperties: false,
+  };
 }

@@ -1,37 +1,32 @@
 /**
- * The router's one configuration schema: every setting with its
- * default, its flag, its environment twin and its parser. Flags, `MAITRED_*` variables and the
- * YAML file are all read through this table, so a setting cannot exist in one and not the others.
- * Defaults follow ThunderAgent's CLI unless noted; the
- * scheduler's numbers come from the core's own defaults so router and simulator agree.
+ * `maitred serve`'s settings, each declared once (setting.ts): flags, `MAITRED_*` variables,
+ * the YAML file, `--help`, README's flag table and the file's JSON Schema all come from this
+ * table, so a setting cannot exist in one and not the others. Defaults follow ThunderAgent's
+ * CLI unless noted; the scheduler's numbers come from the core's own defaults so router and
+ * simulator agree.
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { z } from "zod";
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
+import { PRIORITY_POLICIES, QUEUE_POLICIES } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
-import { ConfigError } from "../errors.ts";
-import { resolveSimBackendOptions, SIM_BLOCK_KEYS } from "../sim-server/options.ts";
+import { type RawSimBackendOptions, simBlockSchema } from "../sim-server/options.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
-import { IDENTITY_SOURCES, type IdentitySource, parseIdentityOrder } from "./identity-sources.ts";
-import { parseBackends } from "./parse-backends.ts";
+import { IDENTITY_SOURCES, type IdentitySource, identityOrderSchema } from "./identity-sources.ts";
+import { DEFAULT_PRIORITY, prioritySchema, type RouterPriority } from "./priority-section.ts";
+import { defaultOf, type Setting } from "./setting.ts";
 import {
-  DEFAULT_PRIORITY,
-  parsePriority,
-  parsePriorityPolicy,
-  parseQueuePolicy,
-  type RouterPriority,
-} from "./parse-priority.ts";
-import {
-  parseBoolean,
-  parseByteSize,
-  parseDurationMs,
-  parseEnum,
-  parseInteger,
-  parseMapping,
-  parseNonNegative,
-  parseString,
-  type ValueSource,
-} from "./parse-value.ts";
+  boolean,
+  byteSize,
+  duration,
+  httpUrl,
+  integer,
+  list,
+  nonNegative,
+  oneOf,
+  text,
+} from "./values.ts";
 
 export interface RouterConfig {
   host: string;
@@ -73,7 +68,7 @@ export interface RouterConfig {
   adminToken: string | null;
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
-  sim: Record<string, unknown>;
+  sim: RawSimBackendOptions;
   /** Priority classes and tenants; off by default. */
   priority: RouterPriority;
   /** `--queue-policy`: overrides the section's `queue_policy`; null = the section's or `ta`. */
@@ -82,218 +77,215 @@ export interface RouterConfig {
   priorityPolicy: PriorityPolicy | null;
 }
 
-export interface FieldSpec {
-  /** Key in the YAML file and flag name without dashes (`scheduler-interval`). */
-  key: string;
-  prop: keyof RouterConfig;
-  /** Commander argument placeholder; absent for boolean switches. */
-  arg?: string;
-  help: string;
-  /** Only settable in the YAML file (structured values). */
-  fileOnly?: boolean;
-  /** How `--help` shows the default, when printing the value would not say it. */
-  defaultText?: string;
-  parse(raw: unknown, src: ValueSource): unknown;
-}
+/** A serve setting and the `RouterConfig` field it fills. */
+export type RouterSetting = Setting & { prop: keyof RouterConfig };
 
-/** ThunderAgent's httpx timeout for backend calls. */
+/** ThunderAgent's httpx timeout for backend calls, in seconds. */
 const UPSTREAM_TIMEOUT_S = 900;
-/** ThunderAgent's metrics client timeout. */
+/** ThunderAgent's metrics client timeout, in seconds. */
 const POLL_TIMEOUT_S = 10;
 /** Limit of concurrent metric polls per tick; enough for a node's DP replicas at once. */
 const POLL_CONCURRENCY = 8;
-/** How long in-flight streams may run after SIGTERM before they are cancelled. */
+/** How long in-flight streams may run after SIGTERM before they are cancelled, in seconds. */
 const SHUTDOWN_GRACE_S = 30;
+/** Upper bound for `sim:N`: each simulated backend is a server in this process. */
+const MAX_SIM_BACKENDS = 64;
 
-export const DEFAULT_CONFIG: RouterConfig = {
-  host: "0.0.0.0",
-  port: 8300,
-  backends: ["http://localhost:8000"],
-  simBackends: 0,
-  router: "tr",
-  backendType: "vllm",
-  upstreamStream: "always",
-  profile: false,
-  profileDir: join(tmpdir(), "maitred_profiles"),
-  metrics: false,
-  metricsIntervalMs: 5000,
-  schedulerIntervalMs: 5000,
-  actingTokenWeight: DEFAULT_SCHEDULER_CONFIG.actingTokenWeight,
-  useActingTokenDecay: false,
-  logLevel: "info",
-  maxPauseMs: DEFAULT_SCHEDULER_CONFIG.maxPauseMs,
-  idleTimeoutMs: DEFAULT_SCHEDULER_CONFIG.idleTimeoutMs,
-  placement: DEFAULT_SCHEDULER_CONFIG.placement,
-  maxBodySize: 32 * 1024 * 1024,
-  maxBufferedBytes: null,
-  bufferPerProgram: DEFAULT_SCHEDULER_CONFIG.bufferPerProgram,
-  growthHeadroomSteps: DEFAULT_SCHEDULER_CONFIG.growthHeadroomSteps,
-  ageingMs: DEFAULT_SCHEDULER_CONFIG.ageingMs,
-  lendAfterToolTimes: DEFAULT_SCHEDULER_CONFIG.lendAfterToolTimes,
-  lendMaxHoldMs: DEFAULT_SCHEDULER_CONFIG.lendMaxHoldMs,
-  progressIntervalTokens: DEFAULT_SCHEDULER_CONFIG.progressIntervalTokens,
-  unhealthyAfterFailures: DEFAULT_SCHEDULER_CONFIG.unhealthyAfterFailures,
-  upstreamTimeoutMs: UPSTREAM_TIMEOUT_S * 1000,
-  pollTimeoutMs: POLL_TIMEOUT_S * 1000,
-  pollConcurrency: POLL_CONCURRENCY,
-  upstreamConnections: 0,
-  shutdownGraceMs: SHUTDOWN_GRACE_S * 1000,
-  adminToken: null,
-  identityOrder: [...IDENTITY_SOURCES],
-  sim: {},
-  priority: DEFAULT_PRIORITY,
-  queuePolicy: null,
-  priorityPolicy: null,
-};
+const sched = DEFAULT_SCHEDULER_CONFIG;
+const seconds = (ms: number) => ms / 1000;
 
-const int = (min: number, max: number) => (raw: unknown, src: ValueSource) =>
-  parseInteger(raw, src, min, max);
-
-const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/**
- * The `sim:` block: `maitred sim-backend`'s settings by their flag names, checked as that
- * command checks them, so a misspelt or bad one stops startup (and `config check`) instead of
- * being ignored. Kept as written: the simulated backends read it when they start.
- */
-function parseSimBlock(raw: unknown, src: ValueSource): Record<string, unknown> {
-  const block = parseMapping(raw, src);
-  const options: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(block)) {
-    if (!(SIM_BLOCK_KEYS as readonly string[]).includes(key)) {
-      throw new ConfigError(
-        `${src.field}.${key}`,
-        `unknown setting (from ${src.origin}); known: ${SIM_BLOCK_KEYS.join(", ")}`,
-      );
-    }
-    options[camel(key)] = value;
-  }
-  try {
-    resolveSimBackendOptions(options, (field) => `${src.field}.${field} in ${src.origin}`);
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    throw new ConfigError(`${src.field}.${err.field}`, err.message.slice(err.field.length + 2));
-  }
-  return block;
+/** What `--backends` gives: base URLs, or a count of simulated backends to start. */
+export interface ParsedBackends {
+  backends: string[];
+  simBackends: number;
 }
 
-export const FIELDS: readonly FieldSpec[] = [
-  { key: "host", prop: "host", arg: "<host>", help: "bind address", parse: parseString },
+/**
+ * `--backends`: comma-separated base URLs (no `/v1`), or `sim:N` to start N simulated backends
+ * in-process. URLs lose a trailing slash because the URL is the backend's id everywhere.
+ */
+const backendsSchema = list().transform((items, ctx): ParsedBackends => {
+  const sim = items.length === 1 ? /^sim:(\d+)$/.exec(items[0]) : null;
+  if (sim) {
+    const n = Number(sim[1]);
+    if (n < 1 || n > MAX_SIM_BACKENDS) {
+      ctx.issues.push({
+        code: "custom",
+        message: `sim:N needs 1 ≤ N ≤ ${MAX_SIM_BACKENDS}, got ${n}`,
+        input: items,
+      });
+      return z.NEVER;
+    }
+    return { backends: [], simBackends: n };
+  }
+  const backends: string[] = [];
+  for (const item of items) {
+    const r = httpUrl().safeParse(item);
+    if (!r.success) {
+      ctx.issues.push({
+        code: "custom",
+        message: `${r.error.issues[0].message}: ${JSON.stringify(item)}`,
+        input: items,
+      });
+      return z.NEVER;
+    }
+    if (backends.includes(r.data)) {
+      ctx.issues.push({ code: "custom", message: `lists ${r.data} twice`, input: items });
+      return z.NEVER;
+    }
+    backends.push(r.data);
+  }
+  return { backends, simBackends: 0 };
+});
+
+/** A bearer token long enough not to be guessed. */
+const adminTokenSchema = z
+  .string({ error: "must be a string" })
+  .regex(/^\S{16,}$/, { error: "must be at least 16 characters without spaces" });
+
+/** How much a process logs; serve and sim-backend share it. */
+export const LOG_LEVEL_SETTING = {
+  key: "log-level",
+  arg: "<level>",
+  help: LOG_LEVELS.join(", "),
+  default: "info",
+  schema: oneOf(LOG_LEVELS),
+} satisfies Setting<LogLevel>;
+
+export const ROUTER_SETTINGS: readonly RouterSetting[] = [
+  {
+    key: "host",
+    prop: "host",
+    arg: "<host>",
+    help: "bind address",
+    default: "0.0.0.0",
+    schema: text(),
+  },
   {
     key: "port",
     prop: "port",
     arg: "<port>",
     help: "bind port (0 = any free port)",
-    parse: int(0, 65535),
+    default: 8300,
+    schema: integer(0, 65535),
   },
   {
     key: "backends",
     prop: "backends",
     arg: "<urls>",
     help: "comma-separated backend base URLs, or sim:N for N in-process simulated backends",
-    parse: parseBackends,
+    default: "http://localhost:8000",
+    schema: backendsSchema,
   },
   {
     key: "router",
     prop: "router",
     arg: "<mode>",
     help: "tr (capacity scheduling) or default (plain proxy)",
-    parse: (r, s) => parseEnum(r, s, ["tr", "default"] as const),
+    default: "tr",
+    schema: oneOf(["tr", "default"]),
   },
   {
     key: "backend-type",
     prop: "backendType",
     arg: "<type>",
     help: "vllm or sglang (selects the metrics client)",
-    parse: (r, s) => parseEnum(r, s, ["vllm", "sglang"] as const),
+    default: "vllm",
+    schema: oneOf(["vllm", "sglang"]),
   },
   {
     key: "upstream-stream",
     prop: "upstreamStream",
     arg: "<mode>",
     help: "always (stream from the backend and rebuild plain answers, so the scheduler sees every request's tokens) or as-client (for a backend that cannot stream)",
-    parse: (r, s) => parseEnum(r, s, ["always", "as-client"] as const),
+    default: "always",
+    schema: oneOf(["always", "as-client"]),
   },
   {
     key: "profile",
     prop: "profile",
     help: "record per-step timing (GET /profiles and a CSV)",
-    parse: parseBoolean,
+    default: false,
+    schema: boolean(),
   },
   {
     key: "profile-dir",
     prop: "profileDir",
     arg: "<dir>",
     help: "directory of step_profiles.csv",
-    parse: parseString,
+    default: join(tmpdir(), "maitred_profiles"),
+    schema: text(),
   },
   {
     key: "metrics",
     prop: "metrics",
     help: "also poll backend engine metrics every --metrics-interval",
-    parse: parseBoolean,
+    default: false,
+    schema: boolean(),
   },
   {
     key: "metrics-interval",
     prop: "metricsIntervalMs",
     arg: "<seconds>",
     help: "engine metrics polling period",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: 5,
+    schema: duration(),
   },
   {
     key: "scheduler-interval",
     prop: "schedulerIntervalMs",
     arg: "<seconds>",
     help: "scheduler tick period (Δt)",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: 5,
+    schema: duration(),
   },
   {
     key: "acting-token-weight",
     prop: "actingTokenWeight",
     arg: "<w>",
     help: "weight of ACTING programs' tokens in capacity",
-    parse: parseNonNegative,
+    default: sched.actingTokenWeight,
+    schema: nonNegative(),
   },
   {
     key: "use-acting-token-decay",
     prop: "useActingTokenDecay",
     help: "decay ACTING tokens by 2^-t in the resume calculation",
-    parse: parseBoolean,
+    default: false,
+    schema: boolean(),
   },
-  {
-    key: "log-level",
-    prop: "logLevel",
-    arg: "<level>",
-    help: LOG_LEVELS.join(", "),
-    parse: (r, s) => parseEnum(r, s, LOG_LEVELS),
-  },
+  { ...LOG_LEVEL_SETTING, prop: "logLevel" },
   {
     key: "max-pause",
     prop: "maxPauseMs",
     arg: "<seconds>",
     help: "the bound on every pause: a request held this long is seated, its backend over capacity by at most that program",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: seconds(sched.maxPauseMs),
+    schema: duration(),
   },
   {
     key: "idle-timeout",
     prop: "idleTimeoutMs",
     arg: "<seconds>",
     help: "release a program idle this long",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: seconds(sched.idleTimeoutMs),
+    schema: duration(),
   },
   {
     key: "placement",
     prop: "placement",
     arg: "<rule>",
     help: "best-fit or worst-fit resume placement",
-    parse: (r, s) => parseEnum(r, s, ["best-fit", "worst-fit"] as const),
+    default: sched.placement,
+    schema: oneOf(["best-fit", "worst-fit"]),
   },
   {
     key: "max-body-size",
     prop: "maxBodySize",
     arg: "<bytes>",
     help: "largest accepted request body (e.g. 32MiB)",
-    parse: parseByteSize,
+    default: "32MiB",
+    schema: byteSize(),
   },
   {
     key: "max-buffered-bytes",
@@ -301,84 +293,95 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<bytes>",
     help: "request bytes held at once across all requests; past it new bodies get 503 with Retry-After",
     defaultText: "a quarter of the heap limit",
-    parse: parseByteSize,
+    schema: byteSize(),
   },
   {
     key: "buffer-per-program",
     prop: "bufferPerProgram",
     arg: "<tokens>",
     help: "headroom tokens per active program",
-    parse: int(0, 1_000_000),
+    default: sched.bufferPerProgram,
+    schema: integer(0, 1_000_000),
   },
   {
     key: "growth-headroom-steps",
     prop: "growthHeadroomSteps",
     arg: "<n>",
     help: "headroom per program in steps of its learned context growth, capped at 8192 tokens; programs without two steps use the median growth of the last 101 steps of all programs (0 = flat --buffer-per-program)",
-    parse: (r, s) => parseNonNegative(r, s),
+    default: sched.growthHeadroomSteps,
+    schema: nonNegative(),
   },
   {
     key: "ageing",
     prop: "ageingMs",
     arg: "<seconds>",
     help: "a request paused this long gets room made for it (0 = off)",
-    parse: (r, s) => parseDurationMs(r, s, true),
+    default: seconds(sched.ageingMs),
+    schema: duration({ allowZero: true }),
   },
   {
     key: "lend-after",
     prop: "lendAfterToolTimes",
     arg: "<x>",
     help: "lend a program's room to waiting work once its tool call has run x times its learned tool time (its own average, else the median of the last 101 tool calls, else 60 s; 0 = never)",
-    parse: (r, s) => parseNonNegative(r, s),
+    default: sched.lendAfterToolTimes,
+    schema: nonNegative(),
   },
   {
     key: "lend-max-hold",
     prop: "lendMaxHoldMs",
     arg: "<seconds>",
     help: "a program expected to stay in its tool call longer than this lends its room at once, and none holds it longer",
-    parse: (r, s) => parseDurationMs(r, s, true),
+    default: seconds(sched.lendMaxHoldMs),
+    schema: duration({ allowZero: true }),
   },
   {
     key: "progress-interval-tokens",
     prop: "progressIntervalTokens",
     arg: "<n>",
     help: "streamed tokens between book updates",
-    parse: int(1, 1_000_000),
+    default: sched.progressIntervalTokens,
+    schema: integer(1, 1_000_000),
   },
   {
     key: "unhealthy-after-failures",
     prop: "unhealthyAfterFailures",
     arg: "<n>",
     help: "consecutive failed polls or forwards before a backend is unhealthy (a refused or reset forward: at once, when another backend is healthy)",
-    parse: int(1, 1000),
+    default: sched.unhealthyAfterFailures,
+    schema: integer(1, 1000),
   },
   {
     key: "upstream-timeout",
     prop: "upstreamTimeoutMs",
     arg: "<seconds>",
     help: "backend headers/body idle timeout",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: UPSTREAM_TIMEOUT_S,
+    schema: duration(),
   },
   {
     key: "poll-timeout",
     prop: "pollTimeoutMs",
     arg: "<seconds>",
     help: "backend metrics poll timeout",
-    parse: (r, s) => parseDurationMs(r, s),
+    default: POLL_TIMEOUT_S,
+    schema: duration(),
   },
   {
     key: "poll-concurrency",
     prop: "pollConcurrency",
     arg: "<n>",
     help: "concurrent metric polls",
-    parse: int(1, 1024),
+    default: POLL_CONCURRENCY,
+    schema: integer(1, 1024),
   },
   {
     key: "upstream-connections",
     prop: "upstreamConnections",
     arg: "<n>",
     help: "keep-alive connections per backend (0 = unlimited)",
-    parse: int(0, 1_000_000),
+    default: 0,
+    schema: integer(0, 1_000_000),
   },
   {
     key: "admin-token",
@@ -386,36 +389,31 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<token>",
     help: "bearer token of the admin routes (GET /programs, /programs/:id, /backends, /profiles, /ui; the page takes it as ?token=); without it they answer loopback clients only",
     defaultText: "none",
-    parse: (r, s) => {
-      const token = parseString(r, s);
-      if (token.length < 16 || /\s/.test(token))
-        throw new ConfigError(
-          s.field,
-          `must be at least 16 characters without spaces (from ${s.origin})`,
-        );
-      return token;
-    },
+    secret: true,
+    schema: adminTokenSchema,
   },
   {
     key: "shutdown-grace",
     prop: "shutdownGraceMs",
     arg: "<seconds>",
     help: "time in-flight streams get after SIGTERM",
-    parse: (r, s) => parseDurationMs(r, s, true),
+    default: SHUTDOWN_GRACE_S,
+    schema: duration({ allowZero: true }),
   },
   {
     key: "identity-order",
     prop: "identityOrder",
     arg: "<sources>",
     help: `program id sources, first match wins (${IDENTITY_SOURCES.join(",")})`,
-    parse: parseIdentityOrder,
+    default: IDENTITY_SOURCES,
+    schema: identityOrderSchema,
   },
   {
     key: "priority",
     prop: "priority",
     help: "turn on priority classes and tenants (built-in class defaults, or the config file's priority: section)",
     defaultText: "off",
-    parse: parsePriority,
+    schema: prioritySchema,
   },
   {
     key: "queue-policy",
@@ -423,7 +421,7 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<policy>",
     help: "order within a priority class: ta, fcfs, priority-fcfs or sjf (with priorities on)",
     defaultText: "ta",
-    parse: parseQueuePolicy,
+    schema: oneOf(QUEUE_POLICIES),
   },
   {
     key: "priority-policy",
@@ -431,13 +429,37 @@ export const FIELDS: readonly FieldSpec[] = [
     arg: "<policy>",
     help: "priority score within a class: constant or slo-based (with priorities on)",
     defaultText: "constant",
-    parse: parsePriorityPolicy,
+    schema: oneOf(PRIORITY_POLICIES),
   },
   {
     key: "sim",
     prop: "sim",
-    help: "options for simulated backends",
+    help: "options of the simulated backends of --backends sim:N, by maitred sim-backend's flag names",
     fileOnly: true,
-    parse: parseSimBlock,
+    schema: simBlockSchema,
   },
 ];
+
+/**
+ * The built-in configuration: each setting's default read by its own schema, and the values
+ * that have none (null: decided at startup, or by another setting).
+ */
+export const DEFAULT_CONFIG: RouterConfig = (() => {
+  const config: Record<string, unknown> = {
+    backends: [],
+    simBackends: 0,
+    maxBufferedBytes: null,
+    adminToken: null,
+    sim: {},
+    priority: DEFAULT_PRIORITY,
+    queuePolicy: null,
+    priorityPolicy: null,
+  };
+  for (const s of ROUTER_SETTINGS) {
+    const value = defaultOf(s);
+    if (value === undefined) continue;
+    if (s.prop === "backends") Object.assign(config, value as ParsedBackends);
+    else config[s.prop] = value;
+  }
+  return config as unknown as RouterConfig;
+})();

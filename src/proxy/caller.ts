@@ -9,7 +9,7 @@
  * single-operator setup an OpenAI client or a ThunderAgent harness expects.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import type { RouterPriority } from "../config/parse-priority.ts";
+import type { RouterPriority } from "../config/priority-section.ts";
 import { firstHeader as header } from "./headers.ts";
 
 export interface CallerResolver {

@@ -13,7 +13,7 @@
  *      with 400 and clamps the class down to the tenant's maximum, never up.
  */
 import type { IncomingHttpHeaders } from "node:http";
-import type { RouterPriority } from "../config/parse-priority.ts";
+import type { RouterPriority } from "../config/priority-section.ts";
 import { clampClass, type PriorityClass, resolveRequestClass } from "../core/api.ts";
 import { type CallerResolver, createCallerResolver } from "./caller.ts";
 import { firstHeader as header } from "./headers.ts";

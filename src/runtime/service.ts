@@ -12,7 +12,7 @@ import type { BackendMetricsClient } from "../backends/metrics-client.ts";
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
-import { corePriorityOf } from "../config/parse-priority.ts";
+import { corePriorityOf } from "../config/priority-section.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";

@@ -1,8 +1,9 @@
 /**
  * `--backends sim:N`: N simulated backends in this process on free loopback ports, with the
- * YAML `sim:` block as their options (kebab-case keys as in `maitred sim-backend` flags). They
+ * YAML `sim:` block as their options (read by the block's schema into `startSimBackend`'s). They
  * run on the router's clock, so a test's manual or virtual clock drives their engines too.
  */
+import type { RawSimBackendOptions } from "../sim-server/options.ts";
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import type { Logger } from "../util/logger.ts";
 import type { Clock } from "./clock.ts";
@@ -12,17 +13,13 @@ export interface StartedSims {
   close(): Promise<void>;
 }
 
-const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
 export async function startSimBackends(
   count: number,
   personality: "vllm" | "sglang",
-  simOptions: Record<string, unknown>,
+  options: RawSimBackendOptions,
   logger: Logger,
   clock: Clock,
 ): Promise<StartedSims> {
-  const options: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(simOptions)) options[camel(k)] = v;
   const started: Array<{ url: string; close(): Promise<void> }> = [];
   try {
     for (let i = 0; i < count; i++) {

@@ -1,17 +1,12 @@
 /**
- * The simulated backend's one options schema: defaults, validation (every error names the
- * flag) and the flag table the CLI is generated from.
+ * The simulated backend's settings, declared once (src/config/setting.ts): defaults,
+ * validation (every error names the setting), the CLI's flags and a router's `sim:` block all
+ * come from this table.
  */
 
-import {
-  parseBoolean,
-  parseEnum,
-  parseInteger,
-  parseList,
-  parseNumber,
-  parseString,
-  type ValueSource,
-} from "../config/parse-value.ts";
+import { z } from "zod";
+import { defaultOf, parseSetting, type Setting } from "../config/setting.ts";
+import { boolean, integer, oneOf, positive, share, text } from "../config/values.ts";
 import {
   DEFAULT_BLOCK_SIZE,
   DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -55,167 +50,258 @@ export interface SimBackendOptions {
   toolCallShare: number;
 }
 
-/**
- * The settings a router's `sim:` block may give its simulated backends (kebab-case there, as
- * the flags): every option but where it listens and what it imitates, which the router sets.
- */
-export const SIM_BLOCK_KEYS = [
-  "model",
-  "num-gpu-blocks",
-  "block-size",
-  "max-num-seqs",
-  "max-num-batched-tokens",
-  "max-model-len",
-  "profile",
-  "time-scale",
-  "seed",
-  "enable-prompt-tokens-details",
-  "enable-prefix-caching",
-  "failure-rate",
-  "failure-codes",
-  "stream-error-after",
-  "tool-call-share",
-] as const;
-
-/**
- * Defaults are vLLM's engine defaults (as src/engine/timing.ts pins them);
- * `model`, `numGpuBlocks` and `maxModelLen` default to the timing profile's (its served model,
- * its realistic KV capacity and context length).
- */
-export const SIM_BACKEND_DEFAULTS = {
-  host: "127.0.0.1",
-  port: 8000,
-  blockSize: DEFAULT_BLOCK_SIZE,
-  maxNumSeqs: DEFAULT_MAX_NUM_SEQS,
-  maxNumBatchedTokens: DEFAULT_MAX_NUM_BATCHED_TOKENS,
-  profile: DEFAULT_PROFILE,
-  timeScale: 1,
-  seed: 0,
-  personality: "vllm",
-  enablePromptTokensDetails: false,
-  enablePrefixCaching: true,
-  failureRate: 0,
-  failureCodes: [500],
-  streamErrorAfter: null,
-  toolCallShare: 0.5,
-} as const satisfies Partial<SimBackendOptions>;
-
 /** vLLM accepts these block sizes on CUDA. */
 const BLOCK_SIZES = [1, 8, 16, 32, 64, 128];
 const MAX_PORT = 65_535;
 const MAX_INT = 2 ** 31 - 1;
+const PROFILE_NAMES = Object.keys(TIMING_PROFILES) as [string, ...string[]];
+
+/** A sim-backend setting and the option it fills. */
+export type SimSetting = Setting & { prop: keyof SimBackendOptions };
+
+/**
+ * Defaults are vLLM's engine defaults (as src/engine/timing.ts pins them); `model`,
+ * `num-gpu-blocks` and `max-model-len` default to the timing profile's (its served model, its
+ * realistic KV capacity and context length).
+ */
+export const SIM_SETTINGS: readonly SimSetting[] = [
+  {
+    key: "host",
+    prop: "host",
+    arg: "<host>",
+    help: "address to listen on",
+    default: "127.0.0.1",
+    schema: text(),
+  },
+  {
+    key: "port",
+    prop: "port",
+    arg: "<port>",
+    help: "port to listen on (0 = any free port)",
+    default: 8000,
+    schema: integer(0, MAX_PORT),
+  },
+  {
+    key: "model",
+    prop: "model",
+    arg: "<name>",
+    help: "served model name",
+    defaultText: "the profile's model",
+    schema: text(),
+  },
+  {
+    key: "num-gpu-blocks",
+    prop: "numGpuBlocks",
+    arg: "<n>",
+    help: "KV-cache blocks, block 0 reserved",
+    defaultText: "the profile's capacity",
+    schema: integer(2, MAX_INT),
+  },
+  {
+    key: "block-size",
+    prop: "blockSize",
+    arg: "<n>",
+    help: `tokens per KV block: ${BLOCK_SIZES.join(", ")}`,
+    default: DEFAULT_BLOCK_SIZE,
+    schema: integer(1, MAX_INT).refine((n) => BLOCK_SIZES.includes(n), {
+      error: `must be one of ${BLOCK_SIZES.join(", ")}`,
+    }),
+  },
+  {
+    key: "max-num-seqs",
+    prop: "maxNumSeqs",
+    arg: "<n>",
+    help: "most requests running at once",
+    default: DEFAULT_MAX_NUM_SEQS,
+    schema: integer(1, MAX_INT),
+  },
+  {
+    key: "max-num-batched-tokens",
+    prop: "maxNumBatchedTokens",
+    arg: "<n>",
+    help: "token budget of one engine step",
+    default: DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    schema: integer(1, MAX_INT),
+  },
+  {
+    key: "max-model-len",
+    prop: "maxModelLen",
+    arg: "<n>",
+    help: "context length in tokens",
+    defaultText: "the profile's, or what the KV cache holds",
+    schema: integer(2, MAX_INT),
+  },
+  {
+    key: "profile",
+    prop: "profile",
+    arg: "<name>",
+    help: `timing profile: ${PROFILE_NAMES.join(", ")}`,
+    default: DEFAULT_PROFILE,
+    schema: oneOf(PROFILE_NAMES),
+  },
+  {
+    key: "time-scale",
+    prop: "timeScale",
+    arg: "<S>",
+    help: "run the engine S times faster than real time",
+    default: 1,
+    schema: positive(),
+  },
+  {
+    key: "seed",
+    prop: "seed",
+    arg: "<n>",
+    help: "seeds output lengths, tokens and injected failures",
+    default: 0,
+    schema: integer(0, MAX_INT),
+  },
+  {
+    key: "personality",
+    prop: "personality",
+    arg: "<name>",
+    help: "metrics and info endpoints to imitate: vllm or sglang",
+    default: "vllm",
+    schema: oneOf(PERSONALITIES),
+  },
+  {
+    key: "enable-prompt-tokens-details",
+    prop: "enablePromptTokensDetails",
+    help: "report usage.prompt_tokens_details.cached_tokens",
+    default: false,
+    schema: boolean(),
+  },
+  {
+    key: "enable-prefix-caching",
+    prop: "enablePrefixCaching",
+    help: "the prefix cache, on unless --no-enable-prefix-caching",
+    default: true,
+    negatable: true,
+    schema: boolean(),
+  },
+  {
+    key: "failure-rate",
+    prop: "failureRate",
+    arg: "<p>",
+    help: "probability (0..1) that a request fails before it starts",
+    default: 0,
+    schema: share(),
+  },
+  {
+    key: "failure-codes",
+    prop: "failureCodes",
+    arg: "<list>",
+    help: "comma-separated HTTP statuses for --failure-rate",
+    default: "500",
+    schema: z
+      .union([z.number(), z.array(z.union([z.number(), z.string()])), z.string()], {
+        error: "must be a list of HTTP statuses",
+      })
+      .transform((v): unknown[] =>
+        Array.isArray(v) ? v : typeof v === "number" ? [v] : v.split(","),
+      )
+      .pipe(z.array(integer(400, 599)).min(1, { error: "must not be empty" })),
+  },
+  {
+    key: "stream-error-after",
+    prop: "streamErrorAfter",
+    arg: "<n>",
+    help: "fail every request with a mid-stream error after n tokens (per request: header x-sim-stream-error-after)",
+    defaultText: "off",
+    schema: integer(0, MAX_INT),
+  },
+  {
+    key: "tool-call-share",
+    prop: "toolCallShare",
+    arg: "<p>",
+    help: "share (0..1) of requests with tools and tool_choice auto that answer with a tool call",
+    default: 0.5,
+    schema: share(),
+  },
+];
+
+/**
+ * The settings a router's `sim:` block may give its simulated backends (kebab-case there, as
+ * the flags): every option but where it listens and what it imitates, which the router sets.
+ */
+export const SIM_BLOCK_KEYS = SIM_SETTINGS.map((s) => s.key).filter(
+  (k) => k !== "host" && k !== "port" && k !== "personality",
+);
 
 /** Raw values as they come from flags (strings) or code (typed); absent = default. */
 export type RawSimBackendOptions = { [K in keyof SimBackendOptions]?: unknown };
 
 /**
- * Validate and fill defaults; throws ConfigError naming the flag. `originOf` says where a
+ * Validate and fill defaults; throws ConfigError naming the setting. `originOf` says where a
  * field's value came from (default: its flag).
  */
 export function resolveSimBackendOptions(
   raw: RawSimBackendOptions,
-  originOf: (field: string) => string = (field) => `--${field}`,
+  originOf: (key: string) => string = (key) => `--${key}`,
 ): SimBackendOptions {
-  const src = (field: string): ValueSource => ({ field, origin: originOf(field) });
-  const d = SIM_BACKEND_DEFAULTS;
-  const profileName =
-    raw.profile === undefined ? d.profile : parseString(raw.profile, src("profile"));
-  const profile = Object.hasOwn(TIMING_PROFILES, profileName)
-    ? TIMING_PROFILES[profileName]
-    : undefined;
-  if (profile === undefined) {
-    throw new ConfigError(
-      "profile",
-      `unknown timing profile ${JSON.stringify(profileName)}; known: ${Object.keys(TIMING_PROFILES).join(", ")}`,
-    );
+  const o: Record<string, unknown> = {};
+  for (const s of SIM_SETTINGS) {
+    const given = raw[s.prop];
+    // null is "not set" (an options object already resolved says so for `stream-error-after`).
+    o[s.prop] =
+      given === undefined || given === null
+        ? defaultOf(s)
+        : parseSetting(s, given, originOf(s.key));
   }
-  const pick = <T>(key: keyof SimBackendOptions, parse: (v: unknown) => T, fallback: T): T =>
-    raw[key] === undefined ? fallback : parse(raw[key]);
-  const int = (field: string, min: number) => (v: unknown) =>
-    parseInteger(v, src(field), min, MAX_INT);
-
-  const o: SimBackendOptions = {
-    host: pick("host", (v) => parseString(v, src("host")), d.host),
-    port: pick("port", (v) => parseInteger(v, src("port"), 0, MAX_PORT), d.port),
-    model: pick("model", (v) => parseString(v, src("model")), profile.modelName),
-    blockSize: pick("blockSize", int("block-size", 1), d.blockSize as number),
-    numGpuBlocks: 0,
-    maxNumSeqs: pick("maxNumSeqs", int("max-num-seqs", 1), d.maxNumSeqs),
-    maxNumBatchedTokens: pick(
-      "maxNumBatchedTokens",
-      int("max-num-batched-tokens", 1),
-      d.maxNumBatchedTokens,
-    ),
-    maxModelLen: pick("maxModelLen", int("max-model-len", 2), profile.maxModelLen),
-    profile: profileName,
-    timeScale: pick("timeScale", (v) => parseNumber(v, src("time-scale")), d.timeScale),
-    seed: pick("seed", int("seed", 0), d.seed),
-    personality: pick(
-      "personality",
-      (v) => parseEnum(v, src("personality"), PERSONALITIES),
-      d.personality as Personality,
-    ),
-    enablePromptTokensDetails: pick(
-      "enablePromptTokensDetails",
-      (v) => parseBoolean(v, src("enable-prompt-tokens-details")),
-      d.enablePromptTokensDetails,
-    ),
-    enablePrefixCaching: pick(
-      "enablePrefixCaching",
-      (v) => parseBoolean(v, src("enable-prefix-caching")),
-      d.enablePrefixCaching,
-    ),
-    failureRate: pick("failureRate", (v) => parseNumber(v, src("failure-rate")), d.failureRate),
-    failureCodes: pick("failureCodes", (v) => parseFailureCodes(v, src("failure-codes")), [
-      ...d.failureCodes,
-    ]),
-    streamErrorAfter: pick(
-      "streamErrorAfter",
-      (v) => (v === null ? null : parseInteger(v, src("stream-error-after"), 0, MAX_INT)),
-      d.streamErrorAfter,
-    ),
-    toolCallShare: pick(
-      "toolCallShare",
-      (v) => parseNumber(v, src("tool-call-share")),
-      d.toolCallShare,
-    ),
-  };
-
+  const options = o as unknown as SimBackendOptions;
+  const profile = TIMING_PROFILES[options.profile];
+  options.model ??= profile.modelName;
+  options.streamErrorAfter ??= null;
   // The profile's capacity is tokens; another block size keeps the same token capacity.
-  o.numGpuBlocks = pick(
-    "numGpuBlocks",
-    int("num-gpu-blocks", 2),
-    Math.floor((profile.numGpuBlocks * DEFAULT_BLOCK_SIZE) / o.blockSize),
+  options.numGpuBlocks ??= Math.floor(
+    (profile.numGpuBlocks * DEFAULT_BLOCK_SIZE) / options.blockSize,
   );
-  if (!BLOCK_SIZES.includes(o.blockSize)) {
-    throw new ConfigError(
-      "block-size",
-      `must be one of ${BLOCK_SIZES.join(", ")}, got ${o.blockSize}`,
-    );
-  }
-  if (!(o.timeScale > 0)) throw new ConfigError("time-scale", `must be > 0, got ${o.timeScale}`);
-  if (o.failureRate < 0 || o.failureRate > 1) {
-    throw new ConfigError("failure-rate", `must be between 0 and 1, got ${o.failureRate}`);
-  }
-  if (o.toolCallShare < 0 || o.toolCallShare > 1) {
-    throw new ConfigError("tool-call-share", `must be between 0 and 1, got ${o.toolCallShare}`);
-  }
   // vLLM refuses to start when one max-model-len sequence cannot fit in the KV cache;
   // block 0 is the reserved null block.
   // Without an explicit --max-model-len, a small cache shortens the default context to what
   // fits (so `--num-gpu-blocks 2048` alone starts); an explicit value that cannot fit is refused.
-  const capacity = (o.numGpuBlocks - 1) * o.blockSize;
-  if (raw.maxModelLen === undefined) o.maxModelLen = Math.min(o.maxModelLen, capacity);
-  if (capacity < o.maxModelLen) {
+  const capacity = (options.numGpuBlocks - 1) * options.blockSize;
+  if (options.maxModelLen === undefined)
+    options.maxModelLen = Math.min(profile.maxModelLen, capacity);
+  if (capacity < options.maxModelLen) {
     throw new ConfigError(
       "max-model-len",
-      `${o.maxModelLen} tokens do not fit in the KV cache of ${capacity} tokens ((num-gpu-blocks − 1) × block-size); lower --max-model-len or raise --num-gpu-blocks`,
+      `${options.maxModelLen} tokens do not fit in the KV cache of ${capacity} tokens ((num-gpu-blocks − 1) × block-size); lower --max-model-len or raise --num-gpu-blocks (from ${originOf("max-model-len")})`,
     );
   }
-  return o;
+  return options;
 }
 
-function parseFailureCodes(raw: unknown, field: ValueSource): number[] {
-  const items = Array.isArray(raw) ? raw.map(String) : parseList(raw, field);
-  return items.map((item) => parseInteger(item, field, 400, 599));
-}
+const SIM_BLOCK_SETTINGS = SIM_SETTINGS.filter((s) => SIM_BLOCK_KEYS.includes(s.key));
+
+/**
+ * A router's `sim:` block: these settings by their flag names, checked as `maitred sim-backend`
+ * checks them, so a misspelt or bad one stops startup instead of being ignored. Yields the
+ * options keyed as `startSimBackend` takes them.
+ */
+export const simBlockSchema = z
+  .strictObject(
+    Object.fromEntries(
+      SIM_BLOCK_SETTINGS.map((s) => [s.key, s.schema.optional().meta({ description: s.help })]),
+    ),
+    {
+      error: (iss) =>
+        iss.code === "unrecognized_keys"
+          ? `unknown setting; known: ${SIM_BLOCK_KEYS.join(", ")}`
+          : "must be a mapping",
+    },
+  )
+  .transform((block, ctx) => {
+    const options: RawSimBackendOptions = {};
+    for (const s of SIM_BLOCK_SETTINGS) {
+      if (block[s.key] !== undefined) options[s.prop] = block[s.key];
+    }
+    try {
+      resolveSimBackendOptions(options);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      const message = err.message.slice(err.field.length + 2).replace(/ \(from [^)]*\)$/, "");
+      ctx.issues.push({ code: "custom", message, path: [err.field], input: block });
+      return z.NEVER;
+    }
+    return options;
+  });

@@ -1,25 +1,20 @@
-import { DEFAULT_PRIORITY, type PriorityValue } from "../config/parse-priority.ts";
-import {
-  parseDurationMs,
-  parseInteger,
-  parseList,
-  type ValueSource,
-} from "../config/parse-value.ts";
-import { DEFAULT_CONFIG, FIELDS, type RouterConfig } from "../config/router-config.ts";
-import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
+import type { z } from "zod";
+import { REPORT_SETTINGS } from "../bench/bench-options.ts";
+import { DEFAULT_PRIORITY, type PriorityValue } from "../config/priority-section.ts";
+import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "../config/router-config.ts";
+import { camel, parseSetting, readSettings, type Setting, setting } from "../config/setting.ts";
+import { duration, integer, listOf, listOfItems } from "../config/values.ts";
 import { ConfigError } from "../errors.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
-import { parseClassMix } from "../workload/class-mix.ts";
-import { DEFAULT_WORKLOAD, parseWorkloadArg } from "../workload/load-workload.ts";
-import { parseToolTimeScale } from "../workload/tool-time-scale.ts";
+import { SIM_SETTINGS } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
-import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "../workload/workload.ts";
+import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
 import { engineMaxModelLen, SIM_ROUTERS, type SimRouter, type TrKnobs } from "./run-simulation.ts";
 
 /**
- * Flags of `maitred simulate`, validated in one place (each error a ConfigError naming the
- * flag, CLI exit 2). The tr knobs are `maitred serve`'s own settings: same names, parsers and
- * defaults, read from the router's config schema (src/config/router-config.ts).
+ * The settings of `maitred simulate`, declared once (src/config/setting.ts) and read in one
+ * place (each error a ConfigError naming the setting, CLI exit 2). The tr knobs are
+ * `maitred serve`'s own settings: same names, schemas and defaults.
  */
 
 /** `maitred serve` settings that shape scheduling decisions, hence also the simulation. */
@@ -41,38 +36,91 @@ export const TR_KNOB_KEYS = [
   "priority-policy",
 ] as const;
 
-/** Compare the plain proxy with tr, as `maitred bench compare` does by default. */
-export const DEFAULT_ROUTERS = "default,tr";
-/** ThunderAgent's mini-SWE runs used 128 workers on two DP replicas. */
-export const DEFAULT_CONCURRENCY = "128";
-export const DEFAULT_NUM_BACKENDS = 2;
-/** ThunderAgent counts steps after a 10-minute warm-up. */
-export const DEFAULT_WARMUP = "10m";
-/** Warm-up + window = one simulated hour. */
-export const DEFAULT_DURATION = "50m";
+/** Where serve's help says more than the simulator offers (it has no config file). */
+const SIMULATE_HELP: Partial<Record<string, string>> = {
+  priority: "turn on priority classes with the built-in class defaults",
+};
+
+/** The tr knobs, as `maitred serve` declares them. */
+export const TR_KNOB_SETTINGS = TR_KNOB_KEYS.map((key) => {
+  const s = ROUTER_SETTINGS.find((f) => f.key === key);
+  if (s === undefined) throw new Error(`maitred serve has no setting ${key}`);
+  return { ...s, help: `${SIMULATE_HELP[key] ?? s.help}, as maitred serve` };
+});
+
 const MAX_CONCURRENCY = 100_000;
 const MAX_BACKENDS = 64;
 const MAX_INT = 2 ** 31 - 1;
 
-export interface SimulateFlags {
-  router?: string;
-  numBackends?: string;
-  profile?: string;
-  numGpuBlocks?: string;
-  concurrency?: string;
-  workload?: string;
-  toolTimeScale?: string;
-  duration?: string;
-  warmup?: string;
-  seed?: string;
-  stagger?: string;
-  classMix?: string;
-  json?: string;
-  svg?: string;
-  html?: string;
-  /** The tr knobs, camel-cased as commander hands them over. */
-  [knob: string]: unknown;
-}
+/** A list in which each value may appear once. */
+const once = <T>(schema: z.ZodType<T[], unknown>) =>
+  schema.refine((v) => new Set(v).size === v.length, { error: "lists a value twice" });
+
+const simSetting = (key: string) => {
+  const s = SIM_SETTINGS.find((f) => f.key === key);
+  if (s === undefined) throw new Error(`maitred sim-backend has no setting ${key}`);
+  return s;
+};
+
+export const SIMULATE_SETTINGS = {
+  router: setting({
+    key: "router",
+    arg: "<list>",
+    help: "comma list of tr, default, oracle (default router with unbounded KV: an upper bound)",
+    // Compare the plain proxy with tr, as `maitred bench compare` does by default.
+    default: "default,tr",
+    schema: once(listOf(SIM_ROUTERS)),
+  }),
+  numBackends: setting({
+    key: "num-backends",
+    arg: "<n>",
+    help: "simulated engines",
+    default: 2,
+    schema: integer(1, MAX_BACKENDS),
+  }),
+  profile: simSetting("profile"),
+  numGpuBlocks: setting({
+    key: "num-gpu-blocks",
+    arg: "<n>",
+    help: "KV blocks of 16 tokens per engine",
+    defaultText: "the profile's",
+    schema: integer(2, MAX_INT),
+  }),
+  concurrency: setting({
+    key: "concurrency",
+    arg: "<list>",
+    help: "programs in flight; a comma list sweeps",
+    // ThunderAgent's mini-SWE runs used 128 workers on two DP replicas.
+    default: "128",
+    schema: once(listOfItems(integer(1, MAX_CONCURRENCY))),
+  }),
+  ...WORKLOAD_SETTINGS,
+  seed: { ...WORKLOAD_SETTINGS.seed, help: "seeds the workload and the engines" },
+  // ThunderAgent counts steps after a 10-minute warm-up; warm-up + window = one simulated hour.
+  warmup: setting({
+    key: "warmup",
+    arg: "<duration>",
+    help: "simulated time before the window",
+    default: "10m",
+    schema: duration({ allowZero: true }),
+  }),
+  duration: setting({
+    key: "duration",
+    arg: "<duration>",
+    help: "simulated steady window",
+    default: "50m",
+    schema: duration(),
+  }),
+  json: {
+    ...REPORT_SETTINGS.json,
+    help: "write the report as JSON ({runs: [...]}, series included)",
+  },
+  svg: REPORT_SETTINGS.svg,
+  html: {
+    ...REPORT_SETTINGS.html,
+    help: "write a self-contained page: run table, steps/min, step-latency CDF, KV usage per backend over time, pause timeline per program",
+  },
+} satisfies Record<string, Setting<unknown>>;
 
 export interface SimulateOptions {
   routers: SimRouter[];
@@ -91,30 +139,18 @@ export interface SimulateOptions {
   html?: string;
 }
 
-const src = (flag: string): ValueSource => ({ field: `--${flag}`, origin: `--${flag}` });
-const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-
-function unique<T>(values: T[], flag: string): T[] {
-  if (new Set(values).size !== values.length) {
-    throw new ConfigError(`--${flag}`, `lists a value twice: ${values.join(",")}`);
-  }
-  return values;
-}
-
-/** The tr knobs given as flags, on top of `maitred serve`'s defaults. */
+/** The tr knobs given as flags (keyed as commander names them), on top of serve's defaults. */
 export function resolveTrKnobs(flags: Record<string, unknown>): {
   knobs: TrKnobs;
   schedulerIntervalMs: number;
 } {
   const config: RouterConfig = { ...DEFAULT_CONFIG };
   const target = config as unknown as Record<string, unknown>;
-  for (const key of TR_KNOB_KEYS) {
-    const raw = flags[camel(key)];
+  for (const s of TR_KNOB_SETTINGS) {
+    const raw = flags[camel(s.key)];
     if (raw === undefined) continue;
-    const field = FIELDS.find((f) => f.key === key);
-    if (field === undefined) throw new Error(`router config has no field ${key}`);
-    const value = field.parse(raw, src(key));
-    if (field.prop === "priority") {
+    const value = parseSetting(s, raw, `--${s.key}`);
+    if (s.prop === "priority") {
       // `--priority` is the switch of `maitred serve`: the built-in class defaults (the
       // config file's section has no flag form).
       const p = value as PriorityValue;
@@ -122,68 +158,33 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
         p.kind === "section"
           ? p.priority
           : { ...structuredClone(DEFAULT_PRIORITY), enabled: p.enabled };
-    } else target[field.prop] = value;
+    } else target[s.prop] = value;
   }
   const { mode: _mode, ...knobs } = schedulerConfigOf(config);
   return { knobs, schedulerIntervalMs: config.schedulerIntervalMs };
 }
 
-export function resolveSimulateFlags(f: SimulateFlags): SimulateOptions {
-  const routers = unique(parseList(f.router ?? DEFAULT_ROUTERS, src("router")), "router");
-  for (const r of routers) {
-    if (!(SIM_ROUTERS as readonly string[]).includes(r)) {
-      throw new ConfigError(
-        "--router",
-        `unknown router "${r}"; expected ${SIM_ROUTERS.join(", ")}`,
-      );
-    }
-  }
-  const concurrency = unique(
-    parseList(f.concurrency ?? DEFAULT_CONCURRENCY, src("concurrency")).map((c) =>
-      parseInteger(c, src("concurrency"), 1, MAX_CONCURRENCY),
-    ),
-    "concurrency",
-  );
-  const profile = f.profile ?? DEFAULT_PROFILE;
-  if (!Object.hasOwn(TIMING_PROFILES, profile)) {
-    const known = Object.keys(TIMING_PROFILES).join(", ");
-    throw new ConfigError("--profile", `unknown timing profile "${profile}"; known: ${known}`);
-  }
-  const seed = f.seed === undefined ? DEFAULT_SEED : parseInteger(f.seed, src("seed"), 0, MAX_INT);
-  const staggerMs =
-    f.stagger === undefined ? DEFAULT_STAGGER_MS : parseDurationMs(f.stagger, src("stagger"), true);
-  const numGpuBlocks =
-    f.numGpuBlocks === undefined
-      ? undefined
-      : parseInteger(f.numGpuBlocks, src("num-gpu-blocks"), 2, MAX_INT);
+export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOptions {
+  const v = readSettings(SIMULATE_SETTINGS, flags);
+  const profile = v.profile as string;
   // Programs end before a call the engines could not hold, as `maitred bench` cuts them at
   // the served max_model_len.
-  const maxContextTokens = engineMaxModelLen(profile, numGpuBlocks);
-  const { knobs, schedulerIntervalMs } = resolveTrKnobs(f);
-  const workload = parseWorkloadArg(f.workload ?? DEFAULT_WORKLOAD, {
-    seed,
-    staggerMs,
-    maxContextTokens,
-  });
-  if (f.classMix !== undefined) workload.classMix = parseClassMix(f.classMix);
-  if (f.toolTimeScale !== undefined) workload.toolTimeScale = parseToolTimeScale(f.toolTimeScale);
+  const maxContextTokens = engineMaxModelLen(profile, v.numGpuBlocks);
+  const { knobs, schedulerIntervalMs } = resolveTrKnobs(flags);
   return {
-    routers: routers as SimRouter[],
-    concurrency,
-    numBackends:
-      f.numBackends === undefined
-        ? DEFAULT_NUM_BACKENDS
-        : parseInteger(f.numBackends, src("num-backends"), 1, MAX_BACKENDS),
+    routers: v.router as SimRouter[],
+    concurrency: v.concurrency as number[],
+    numBackends: v.numBackends as number,
     profile,
-    numGpuBlocks,
-    workload,
-    warmupMs: parseDurationMs(f.warmup ?? DEFAULT_WARMUP, src("warmup"), true),
-    durationMs: parseDurationMs(f.duration ?? DEFAULT_DURATION, src("duration")),
-    seed,
+    numGpuBlocks: v.numGpuBlocks,
+    workload: workloadSpecOf(v, maxContextTokens),
+    warmupMs: v.warmup as number,
+    durationMs: v.duration as number,
+    seed: v.seed as number,
     schedulerIntervalMs,
     knobs,
-    json: f.json,
-    svg: f.svg,
-    html: f.html,
+    json: v.json,
+    svg: v.svg,
+    html: v.html,
   };
 }

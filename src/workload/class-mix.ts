@@ -48,7 +48,7 @@ export function parseWeights<T>(
 }
 
 /** `--class-mix` text → shares; a name that is not a class is a ConfigError naming the flag. */
-export function parseClassMix(text: string, field = "--class-mix"): ClassShare[] {
+export function parseClassMix(text: string, field = "class-mix"): ClassShare[] {
   return parseWeights(text, field, (name) => {
     const cls = parsePriorityClass(name);
     if (cls === null) {

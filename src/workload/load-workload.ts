@@ -47,7 +47,7 @@ export function shippedTracePath(name: string): string {
 export function parseWorkloadArg(
   value: string,
   common: Pick<WorkloadSpec, "seed" | "staggerMs" | "maxContextTokens"> = {},
-  field = "--workload",
+  field = "workload",
 ): WorkloadSpec {
   const v = value.trim();
   if (v === "") throw new ConfigError(field, "must not be empty");
@@ -140,7 +140,7 @@ async function loadSingle(spec: SingleWorkloadSpec): Promise<Workload> {
   try {
     text = await readFile(path, "utf8");
   } catch (err) {
-    throw new ConfigError("--workload", `cannot read trace ${path}: ${(err as Error).message}`);
+    throw new ConfigError("workload", `cannot read trace ${path}: ${(err as Error).message}`);
   }
   const name = shipped ? spec.file : basename(path, ".jsonl");
   return createWorkload(spec, parseTrace(text, path), name);

@@ -84,7 +84,7 @@ export function mixName(components: readonly Omit<MixComponent, "workload">[]): 
 
 /** Build a mix from its resolved components (built by the caller: load-workload.ts). */
 export function createMixWorkload(components: readonly MixComponent[], o: MixOptions): Workload {
-  if (components.length === 0) throw new ConfigError("--workload", "a mix needs a component");
+  if (components.length === 0) throw new ConfigError("workload", "a mix needs a component");
   const weights = components.map((c) => c.weight);
   const classOf = (c: MixComponent, index: number): PriorityClass | undefined =>
     c.priorityClass ??

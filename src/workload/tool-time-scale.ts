@@ -1,4 +1,3 @@
-import { ConfigError } from "../errors.ts";
 import type { Workload } from "./types.ts";
 
 /**
@@ -18,13 +17,4 @@ export function scaleToolTimes(workload: Workload, factor: number): Workload {
       return { ...p, steps: p.steps.map((s) => ({ ...s, toolMs: Math.round(s.toolMs * factor) })) };
     },
   };
-}
-
-/** The flag's value: a finite number > 0 (`field` names the flag in the error). */
-export function parseToolTimeScale(raw: string, field = "--tool-time-scale"): number {
-  const v = Number(raw);
-  if (raw.trim() === "" || !Number.isFinite(v) || v <= 0) {
-    throw new ConfigError(field, `must be a number > 0, got "${raw}"`);
-  }
-  return v;
 }

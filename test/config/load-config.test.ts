@@ -171,7 +171,7 @@ test("YAML takes typed values, lists and the file-only sim block", () => {
   });
   assert.equal(c.profile, true);
   assert.deepEqual(c.backends, ["http://x:1", "http://y:2"]);
-  assert.deepEqual(c.sim, { "num-gpu-blocks": 64 });
+  assert.deepEqual(c.sim, { numGpuBlocks: 64 }, "keyed as the simulated backend takes them");
   assert.deepEqual(DEFAULT_CONFIG.sim, {}, "defaults are not mutated");
 });
 
@@ -188,7 +188,7 @@ test("the commented example in config/ is a valid configuration", () => {
   assert.equal(c.port, 8300);
   assert.equal(c.router, "tr");
   assert.deepEqual(c.backends, ["http://localhost:8000"]);
-  assert.equal(c.sim["num-gpu-blocks"], 2048);
+  assert.equal(c.sim.numGpuBlocks, 2048);
 });
 
 test("headroom and ageing knobs reach the scheduler; ageing 0 turns it off", async () => {

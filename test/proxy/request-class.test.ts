@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_PRIORITY, type RouterPriority } from "../../src/config/parse-priority.ts";
+import { DEFAULT_PRIORITY, type RouterPriority } from "../../src/config/priority-section.ts";
 import { MaitredError } from "../../src/errors.ts";
 import { prepareRequest } from "../../src/proxy/prepare-request.ts";
 import { createClassResolver } from "../../src/proxy/request-class.ts";

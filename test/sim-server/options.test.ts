@@ -107,6 +107,6 @@ describe("maitred sim-backend CLI", () => {
     ]) {
       assert.ok(r.stdout.includes(flag), `--help lacks ${flag}`);
     }
-    assert.match(r.stdout, /default: "8000"/);
+    assert.match(r.stdout, /\(default: 8000\)/);
   });
 });

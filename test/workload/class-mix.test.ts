@@ -18,7 +18,7 @@ describe("--class-mix", () => {
     for (const bad of ["vip=1", "bulk=0", "bulk=-1", "bulk=x", "bulk", "bulk=1,bulk=2", ""]) {
       assert.throws(
         () => parseClassMix(bad),
-        (e: unknown) => e instanceof ConfigError && e.field === "--class-mix",
+        (e: unknown) => e instanceof ConfigError && e.field === "class-mix",
         `want a ConfigError for ${JSON.stringify(bad)}`,
       );
     }

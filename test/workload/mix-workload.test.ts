@@ -48,7 +48,7 @@ describe("mixed workloads", () => {
     ]) {
       assert.throws(
         () => parseWorkloadArg(bad),
-        (e: unknown) => e instanceof ConfigError && e.field === "--workload",
+        (e: unknown) => e instanceof ConfigError && e.field === "workload",
         bad,
       );
     }

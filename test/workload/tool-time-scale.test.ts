@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { parseSetting } from "../../src/config/setting.ts";
 import { ConfigError } from "../../src/errors.ts";
 import { loadWorkload, parseWorkloadArg } from "../../src/workload/load-workload.ts";
-import { parseToolTimeScale, scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
+import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
+import { WORKLOAD_SETTINGS } from "../../src/workload/workload-settings.ts";
 
 /** The `--workload` value loaded as it is and with its tool times × `factor`. */
 async function plainAndScaled(workload: string, factor: number) {
@@ -64,12 +66,17 @@ test("human waits of a preset are scaled like tool calls; factor 1 is the worklo
 });
 
 test("the flag's value is a finite number > 0; anything else is a ConfigError naming it", () => {
-  assert.equal(parseToolTimeScale("50"), 50);
-  assert.equal(parseToolTimeScale("0.25"), 0.25);
+  const read = (raw: string) =>
+    parseSetting(WORKLOAD_SETTINGS.toolTimeScale, raw, "--tool-time-scale");
+  assert.equal(read("50"), 50);
+  assert.equal(read("0.25"), 0.25);
   for (const bad of ["0", "-1", "abc", "", " ", "NaN", "Infinity", "1e999"]) {
     assert.throws(
-      () => parseToolTimeScale(bad),
-      (e: unknown) => e instanceof ConfigError && e.field === "--tool-time-scale",
+      () => read(bad),
+      (e: unknown) =>
+        e instanceof ConfigError &&
+        e.field === "tool-time-scale" &&
+        e.message.endsWith("(from --tool-time-scale)"),
       `value ${JSON.stringify(bad)}`,
     );
   }

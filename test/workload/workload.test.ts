@@ -103,7 +103,7 @@ describe("parseWorkloadArg and loadWorkload", () => {
     assert.throws(
       () => parseWorkloadArg("nonsense"),
       (e: unknown) =>
-        e instanceof ConfigError && e.field === "--workload" && /swe-bash/.test(e.message),
+        e instanceof ConfigError && e.field === "workload" && /swe-bash/.test(e.message),
     );
   });
 

@@ -1,0 +1,221 @@
+/**
+ * The kinds of value a setting can hold, as zod schemas. Each accepts the value as a YAML file
+ * writes it (a number, a boolean, a sequence) and as text from a flag or an environment
+ * variable, and yields the typed value; each failure carries the message a user reads after
+ * the setting's name (`must be a number`), so every command words its errors alike.
+ */
+import { z } from "zod";
+
+/** Text as given on a command line or in the environment: surrounding blanks mean nothing. */
+const trimmed = (v: unknown) => (typeof v === "string" ? v.trim() : v);
+
+/** A number from text, or the value unchanged for the schema to judge. */
+const numeric = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? Number(v.trim()) : v);
+
+export const number = () => z.preprocess(numeric, z.number({ error: "must be a number" }));
+
+/** A number ≥ 0 (weights, multipliers). */
+export const nonNegative = () =>
+  z.preprocess(numeric, z.number({ error: "must be a number" }).min(0, { error: "must be ≥ 0" }));
+
+/** A number > 0 (time scales). */
+export const positive = () =>
+  z.preprocess(numeric, z.number({ error: "must be a number" }).gt(0, { error: "must be > 0" }));
+
+/** A share: a number from 0 to 1. */
+export const share = () =>
+  z.preprocess(
+    numeric,
+    z
+      .number({ error: "must be a number" })
+      .min(0, { error: "must be between 0 and 1" })
+      .max(1, { error: "must be between 0 and 1" }),
+  );
+
+/** An integer in [min, max]. */
+export const integer = (min: number, max: number) => {
+  const range = `must be an integer between ${min} and ${max}`;
+  return z.preprocess(
+    numeric,
+    z
+      .number({ error: "must be a number" })
+      .int({ error: range })
+      .min(min, { error: range })
+      .max(max, { error: range }),
+  );
+};
+
+const BOOLEAN_WORDS: Record<string, boolean> = {
+  1: true,
+  true: true,
+  yes: true,
+  on: true,
+  0: false,
+  false: false,
+  no: false,
+  off: false,
+};
+
+export const boolean = () =>
+  z.preprocess(
+    (v) => (typeof v === "string" ? (BOOLEAN_WORDS[v.trim().toLowerCase()] ?? v) : v),
+    z.boolean({ error: "must be a boolean (true/false)" }),
+  );
+
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  z.preprocess(trimmed, z.enum(values, { error: `must be one of ${values.join(", ")}` }));
+
+/** A non-empty string; a YAML number is taken as its text (a model called `8`). */
+export const text = () =>
+  z.preprocess(
+    (v) => (typeof v === "number" ? String(v) : trimmed(v)),
+    z
+      .string({ error: "must be a non-empty string" })
+      .min(1, { error: "must be a non-empty string" }),
+  );
+
+/** A comma list (flag, environment) or a YAML sequence of non-empty strings. */
+export const list = () =>
+  z
+    .union([z.string(), z.array(z.string())], {
+      error: "must be a comma-separated list or a sequence of strings",
+    })
+    .transform((v) => (typeof v === "string" ? v.split(",") : v).map((s) => s.trim()))
+    .pipe(
+      z
+        .array(z.string().min(1, { error: "must not hold an empty item" }))
+        .min(1, { error: "must not be empty" }),
+    );
+
+/** A list (as `list` reads it) of names from `values`. */
+export const listOf = <const T extends readonly [string, ...string[]]>(values: T) =>
+  list().pipe(z.array(z.enum(values, { error: `must list only ${values.join(", ")}` })));
+
+/** A list (as `list` reads it) whose every item `item` reads (`item` names the problem). */
+export const listOfItems = <T>(item: z.ZodType<T>) =>
+  list()
+    .transform((items): unknown[] => items)
+    .pipe(z.array(item));
+
+const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/;
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const DURATION_ERROR = "must be a duration in seconds (or with ms/s/m/h)";
+
+/**
+ * A duration, yielding milliseconds. A bare number is seconds, as ThunderAgent's flags are
+ * (`--scheduler-interval 5.0`); a suffix `ms`, `s`, `m` or `h` picks the unit.
+ */
+export const duration = (o: { allowZero?: boolean } = {}) => {
+  const ms = z.number();
+  return z
+    .union([z.number(), z.string().regex(DURATION, { error: DURATION_ERROR })], {
+      error: DURATION_ERROR,
+    })
+    .transform((v) => {
+      if (typeof v === "number") return Math.round(v * 1000);
+      const m = DURATION.exec(v) as RegExpExecArray;
+      return Math.round(Number(m[1]) * DURATION_UNITS_MS[m[2] ?? "s"]);
+    })
+    .pipe(o.allowZero ? ms.min(0, { error: "must be ≥ 0" }) : ms.gt(0, { error: "must be > 0" }));
+};
+
+// Spelt without the i flag, which a JSON Schema pattern cannot carry.
+const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?[iI]?[bB]?)\s*$/;
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1000,
+  kb: 1000,
+  kib: 1024,
+  m: 1_000_000,
+  mb: 1_000_000,
+  mib: 1024 ** 2,
+  g: 1_000_000_000,
+  gb: 1_000_000_000,
+  gib: 1024 ** 3,
+};
+const SIZE_ERROR = "must be a byte size such as 32MiB";
+
+/** A byte size: a number of bytes or text like `32MiB`, `512kb`. */
+export const byteSize = () =>
+  z
+    .union([z.number(), z.string().regex(SIZE, { error: SIZE_ERROR })], { error: SIZE_ERROR })
+    .transform((v) => {
+      if (typeof v === "number") return Math.floor(v);
+      const m = SIZE.exec(v) as RegExpExecArray;
+      // An unknown unit (`ki`, `ib`) reads as NaN, which the check below refuses.
+      return Math.floor(Number(m[1]) * (SIZE_UNITS[m[2].toLowerCase()] ?? Number.NaN));
+    })
+    .pipe(z.number({ error: SIZE_ERROR }).min(1, { error: SIZE_ERROR }));
+
+/** An http(s) base URL without a trailing slash, query or fragment. */
+export const httpUrl = () =>
+  text().transform((raw, ctx) => {
+    const url = URL.parse(raw);
+    if (url === null) {
+      ctx.issues.push({ code: "custom", message: "must be a URL", input: raw });
+      return z.NEVER;
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      ctx.issues.push({ code: "custom", message: "must be an http(s) URL", input: raw });
+      return z.NEVER;
+    }
+    if (url.search || url.hash) {
+      ctx.issues.push({
+        code: "custom",
+        message: "must not have a query or fragment",
+        input: raw,
+      });
+      return z.NEVER;
+    }
+    return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+  });
+
+/**
+ * A value read by a parser of its own grammar (a workload mix, a class mix) that throws an
+ * error whose message says what is wrong; the message becomes the setting's error.
+ */
+export const parsedText = <T>(parse: (raw: string) => T) =>
+  text().transform((raw, ctx) => {
+    try {
+      return parse(raw);
+    } catch (err) {
+      ctx.issues.push({ code: "custom", message: messageOf(err), input: raw });
+      return z.NEVER;
+    }
+  });
+
+/** A domain parser's error without the field name it may have put in front. */
+function messageOf(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const field = (err as { field?: unknown }).field;
+  return typeof field === "string" && err.message.startsWith(`${field}: `)
+    ? err.message.slice(field.length + 2)
+    : err.message;
+}
+
+/**
+ * What the JSON Schema of a value read by `byKind` shows: the union of its branches (its own
+ * schema is a transform, which JSON Schema cannot describe).
+ */
+export const JSON_SHAPES = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * One of two readings chosen by the value's kind (a switch or a mapping, say), so that a
+ * mistake deep inside the chosen one is reported where it is, not as "matches neither".
+ */
+export function byKind<A, B>(
+  isB: (raw: unknown) => boolean,
+  a: z.ZodType<A>,
+  b: z.ZodType<B>,
+): z.ZodType<A | B> {
+  const schema = z.unknown().transform((raw, ctx) => {
+    const r = (isB(raw) ? b : a).safeParse(raw, { reportInput: true });
+    if (r.success) return r.data;
+    // Each problem keeps its own path and the value it was found in.
+    for (const issue of r.error.issues) ctx.issues.push(issue as z.core.$ZodRawIssue);
+    return z.NEVER;
+  });
+  JSON_SHAPES.set(schema, z.union([a, b]));
+  return schema;
+}

@@ -1,0 +1,71 @@
+/**
+ * The settings that choose a workload, shared by `maitred bench` and `maitred simulate`, and
+ * the workload they make together.
+ */
+import { type Setting, setting } from "../config/setting.ts";
+import { duration, integer, parsedText, positive, text } from "../config/values.ts";
+import { parseClassMix } from "./class-mix.ts";
+import { DEFAULT_WORKLOAD, parseWorkloadArg, SHIPPED_TRACES } from "./load-workload.ts";
+import { presetNames } from "./presets.ts";
+import type { WorkloadSpec } from "./types.ts";
+import { DEFAULT_SEED, DEFAULT_STAGGER_MS } from "./workload.ts";
+
+const MAX_INT = 2 ** 31 - 1;
+
+export const WORKLOAD_SETTINGS = {
+  workload: setting({
+    key: "workload",
+    arg: "<name|file|mix>",
+    help: `preset or trace: ${[...presetNames(), ...Object.keys(SHIPPED_TRACES)].join(", ")}, a .jsonl path, or a mix of them, each with its share of the concurrency slots and an optional class: mix:chat@interactive=0.2,deepseek@bulk=0.8`,
+    default: DEFAULT_WORKLOAD,
+    schema: text(),
+  }),
+  classMix: setting({
+    key: "class-mix",
+    arg: "<classes>",
+    help: "priority class per program, drawn by seed from weights, e.g. interactive=0.2,bulk=0.8 (programs of a mix component with @class keep it)",
+    schema: parsedText((t) => parseClassMix(t)),
+  }),
+  toolTimeScale: setting({
+    key: "tool-time-scale",
+    arg: "<x>",
+    help: "multiply every tool (and human) time of the workload by x: what if the tools were slower",
+    default: 1,
+    schema: positive(),
+  }),
+  seed: setting({
+    key: "seed",
+    arg: "<n>",
+    help: "seeds program order, sampled values and text",
+    default: DEFAULT_SEED,
+    schema: integer(0, MAX_INT),
+  }),
+  stagger: setting({
+    key: "stagger",
+    arg: "<duration>",
+    help: "gap between program start offsets",
+    default: `${DEFAULT_STAGGER_MS}ms`,
+    schema: duration({ allowZero: true }),
+  }),
+} satisfies Record<string, Setting<unknown>>;
+
+/** The workload those settings name, its programs cut at `maxContextTokens` when given. */
+export function workloadSpecOf(
+  v: {
+    workload?: string;
+    classMix?: WorkloadSpec["classMix"];
+    toolTimeScale?: number;
+    seed?: number;
+    stagger?: number;
+  },
+  maxContextTokens?: number,
+): WorkloadSpec {
+  const spec = parseWorkloadArg(v.workload ?? DEFAULT_WORKLOAD, {
+    seed: v.seed ?? DEFAULT_SEED,
+    staggerMs: v.stagger ?? DEFAULT_STAGGER_MS,
+    ...(maxContextTokens !== undefined ? { maxContextTokens } : {}),
+  });
+  if (v.classMix !== undefined) spec.classMix = v.classMix;
+  if (v.toolTimeScale !== undefined && v.toolTimeScale !== 1) spec.toolTimeScale = v.toolTimeScale;
+  return spec;
+}

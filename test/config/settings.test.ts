@@ -1,0 +1,147 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { parse as parseYaml } from "yaml";
+import {
+  BENCH_SETTINGS,
+  COMMON_BENCH_SETTINGS,
+  COMPARE_SETTINGS,
+} from "../../src/bench/bench-options.ts";
+import { configJsonSchema, resolveRouterConfig } from "../../src/config/load-config.ts";
+import { ROUTER_SETTINGS } from "../../src/config/router-config.ts";
+import { defaultOf, defaultShown, type Setting } from "../../src/config/setting.ts";
+import { ConfigError } from "../../src/errors.ts";
+import { resolveSimBackendOptions, SIM_SETTINGS } from "../../src/sim-server/options.ts";
+import { SIMULATE_SETTINGS } from "../../src/simulate/simulate-options.ts";
+import { runMaitred } from "../cli/run-maitred.ts";
+
+const EXAMPLE = new URL("../../config/maitred.example.yaml", import.meta.url).pathname;
+
+function messageOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `want a ConfigError, got ${String(err)}`);
+    return err.message;
+  }
+  return assert.fail("want a ConfigError, got none");
+}
+
+const fromFile = (yaml: string) => () =>
+  resolveRouterConfig({ configFile: "/c.yaml", readFile: () => yaml });
+
+test("an error names the setting, what is wrong, the value and where it came from", () => {
+  const cases: Array<[() => unknown, string]> = [
+    [
+      () => resolveRouterConfig({ flags: { port: "eighty" } }),
+      'port: must be a number, got "eighty" (from --port)',
+    ],
+    [
+      () => resolveRouterConfig({ env: { MAITRED_PORT: "70000" } }),
+      'port: must be an integer between 0 and 65535, got "70000" (from MAITRED_PORT)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { "scheduler-interval": "soon" } }),
+      'scheduler-interval: must be a duration in seconds (or with ms/s/m/h), got "soon" (from --scheduler-interval)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { "scheduler-interval": "0" } }),
+      'scheduler-interval: must be > 0, got "0" (from --scheduler-interval)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { "max-body-size": "lots" } }),
+      'max-body-size: must be a byte size such as 32MiB, got "lots" (from --max-body-size)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { router: "fastest" } }),
+      'router: must be one of tr, default, got "fastest" (from --router)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { "identity-order": "program_id,cookie" } }),
+      'identity-order: unknown identity source "cookie"; known: program_id, extra_body, x-program-id, session-headers, nvext (from --identity-order)',
+    ],
+    [
+      () => resolveRouterConfig({ flags: { backends: "http://a:1,ftp://b" } }),
+      'backends: must be an http(s) URL: "ftp://b" (from --backends)',
+    ],
+    [
+      fromFile("priority:\n  classes:\n    bulk:\n      queue_depth: -1\n"),
+      "priority.classes.bulk.queue_depth: must be an integer between 0 and 1000000, got -1 (from /c.yaml)",
+    ],
+    [
+      fromFile("priority:\n  tenants:\n    acme: {}\n"),
+      "priority.tenants.acme.max_class: must be one of system, interactive, default, bulk, but it is missing (from /c.yaml)",
+    ],
+    [
+      fromFile("priority:\n  classes:\n    vip: {}\n"),
+      "priority.classes.vip: unknown class; known: system, interactive, default, bulk (from /c.yaml)",
+    ],
+    [
+      () => resolveSimBackendOptions({ failureCodes: "500,200" }),
+      "failure-codes: must be an integer between 400 and 599, got 200 (from --failure-codes)",
+    ],
+  ];
+  for (const [fn, want] of cases) assert.equal(messageOf(fn), want);
+});
+
+test("secrets are never echoed in an error", () => {
+  const token = messageOf(() => resolveRouterConfig({ flags: { "admin-token": "hunter2 x" } }));
+  assert.equal(
+    token,
+    "admin-token: must be at least 16 characters without spaces (from --admin-token)",
+  );
+  const keys = messageOf(
+    fromFile(
+      "priority:\n  tenants:\n    acme:\n      max_class: bulk\n      api_keys: [7777777]\n",
+    ),
+  );
+  assert.match(keys, /^priority\.tenants\.acme\.api_keys: /);
+  assert.doesNotMatch(keys, /7777777/);
+});
+
+test("every command's every default is read by its own setting's schema, and --help says it", () => {
+  const tables: Record<string, readonly Setting[]> = {
+    serve: ROUTER_SETTINGS,
+    "sim-backend": SIM_SETTINGS,
+    bench: [...Object.values(BENCH_SETTINGS), ...Object.values(COMMON_BENCH_SETTINGS)],
+    "bench compare": Object.values(COMPARE_SETTINGS),
+    simulate: Object.values(SIMULATE_SETTINGS),
+  };
+  for (const [command, settings] of Object.entries(tables)) {
+    for (const s of settings) {
+      assert.doesNotThrow(() => defaultOf(s), `${command} --${s.key}: its default is invalid`);
+      if (s.default !== undefined && !s.negatable) {
+        assert.ok(defaultShown(s), `${command} --${s.key} shows no default`);
+      }
+    }
+  }
+});
+
+test("the config file's JSON Schema accepts the shipped example and flags misspelt or mistyped settings", () => {
+  const validate = new Ajv2020({ strict: false }).compile(configJsonSchema());
+  const example = parseYaml(readFileSync(EXAMPLE, "utf8"));
+  assert.ok(validate(example), JSON.stringify(validate.errors));
+  const bad: Array<[string, unknown]> = [
+    ["a misspelt setting", { shedulr: 5 }],
+    ["a port that is text", { port: "eighty" }],
+    ["a router that does not exist", { router: "fastest" }],
+    ["a class that does not exist", { priority: { classes: { vip: {} } } }],
+    ["a misspelt simulated-backend setting", { sim: { "num-gpu-block": 100 } }],
+    ["a duration with an unknown unit", { "max-pause": "5 days" }],
+  ];
+  for (const [what, doc] of bad) assert.equal(validate(doc), false, what);
+  assert.ok(validate({ priority: true, backends: "sim:2", "max-pause": "5m" }));
+  for (const s of ROUTER_SETTINGS) {
+    const property = (configJsonSchema().properties as Record<string, { description?: string }>)[
+      s.key
+    ];
+    assert.equal(property?.description, s.help, `${s.key} has its help as its description`);
+  }
+});
+
+test("maitred config schema prints that JSON Schema", async () => {
+  const r = await runMaitred(["config", "schema"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), configJsonSchema());
+});
