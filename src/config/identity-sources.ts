@@ -1,4 +1,4 @@
-import { list } from "./values.ts";
+import { list, listOf, shaped } from "./values.ts";
 
 /**
  * Where a request's program id may come from; the router tries them in the configured order
@@ -18,20 +18,23 @@ export const IDENTITY_SOURCES = [
 export type IdentitySource = (typeof IDENTITY_SOURCES)[number];
 
 /** `--identity-order`: known sources, each at most once. */
-export const identityOrderSchema = list()
-  .superRefine((items, ctx) => {
-    const seen = new Set<string>();
-    for (const item of items) {
-      if (!(IDENTITY_SOURCES as readonly string[]).includes(item)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `unknown identity source ${JSON.stringify(item)}; known: ${IDENTITY_SOURCES.join(", ")}`,
-        });
-      } else if (seen.has(item)) {
-        ctx.addIssue({ code: "custom", message: `identity source listed twice: ${item}` });
+export const identityOrderSchema = shaped(
+  list()
+    .superRefine((items, ctx) => {
+      const seen = new Set<string>();
+      for (const item of items) {
+        if (!(IDENTITY_SOURCES as readonly string[]).includes(item)) {
+          ctx.addIssue({
+            code: "custom",
+            message: `unknown identity source ${JSON.stringify(item)}; known: ${IDENTITY_SOURCES.join(", ")}`,
+          });
+        } else if (seen.has(item)) {
+          ctx.addIssue({ code: "custom", message: `identity source listed twice: ${item}` });
+        }
+        seen.add(item);
       }
-      seen.add(item);
-    }
-  })
-  // Checked above: every item is a known source.
-  .transform((items) => items as IdentitySource[]);
+    })
+    // Checked above: every item is a known source.
+    .transform((items) => items as IdentitySource[]),
+  listOf(IDENTITY_SOURCES),
+);

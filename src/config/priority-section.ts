@@ -141,7 +141,11 @@ const sectionSchema = section({
     .optional()
     .meta({ description: "once API keys are mapped: ceiling of a request without one" }),
   classes: classesSchema.nullish(),
-  tenants: z.record(z.string(), tenantSchema).nullish(),
+  tenants: z
+    .record(z.string(), tenantSchema, {
+      error: "must be a mapping of tenant ids to their max_class and api_keys",
+    })
+    .nullish(),
 })
   .nullable()
   .superRefine((doc, ctx) => {
@@ -191,7 +195,10 @@ const sectionSchema = section({
  */
 export const prioritySchema = byKind<PriorityValue, PriorityValue>(
   (raw) => raw === null || (typeof raw === "object" && !Array.isArray(raw)),
-  boolean().transform((enabled) => ({ kind: "switch", enabled })),
+  boolean("must be true/false or a mapping (the priority section)").transform((enabled) => ({
+    kind: "switch",
+    enabled,
+  })),
   sectionSchema.transform((priority) => ({ kind: "section", priority })),
 );
 

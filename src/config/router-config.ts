@@ -26,6 +26,7 @@ import {
   nonNegative,
   oneOf,
   text,
+  textMatching,
 } from "./values.ts";
 
 export interface RouterConfig {
@@ -124,7 +125,7 @@ const backendsSchema = list().transform((items, ctx): ParsedBackends => {
     if (!r.success) {
       ctx.issues.push({
         code: "custom",
-        message: `${r.error.issues[0].message}: ${JSON.stringify(item)}`,
+        message: r.error.issues[0].message,
         input: items,
       });
       return z.NEVER;
@@ -139,9 +140,7 @@ const backendsSchema = list().transform((items, ctx): ParsedBackends => {
 });
 
 /** A bearer token long enough not to be guessed. */
-const adminTokenSchema = z
-  .string({ error: "must be a string" })
-  .regex(/^\S{16,}$/, { error: "must be at least 16 characters without spaces" });
+const adminTokenSchema = textMatching(/^\S{16,}$/, "must be at least 16 characters without spaces");
 
 /** How much a process logs; serve and sim-backend share it. */
 export const LOG_LEVEL_SETTING = {

@@ -41,8 +41,11 @@ export const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) =>
 /** `scheduler-interval` → `MAITRED_SCHEDULER_INTERVAL`. */
 export const envTwin = (key: string) => `MAITRED_${key.toUpperCase().replaceAll("-", "_")}`;
 
-/** Keys under which a value is a secret wherever they appear in a nested setting. */
-const SECRET_KEYS = new Set(["api_keys"]);
+/**
+ * Keys under which a value may hold a secret wherever they appear in a nested setting: API
+ * keys, and a tenants mapping written wrongly (a key where a tenant's settings belong).
+ */
+const SECRET_KEYS = new Set(["api_keys", "tenants"]);
 
 /**
  * The problems of `raw` as the setting's errors, one per problem: the field (with the path
@@ -66,11 +69,13 @@ function settingErrors(s: Setting, raw: unknown, origin: string, error: z.ZodErr
     // The value as given where it can be found there, else as the failing check saw it.
     const value = valueAt(raw, path) ?? issue.input;
     const got =
-      secret || issue.code === "custom"
+      issue.code === "custom"
         ? ""
         : value === undefined
           ? ", but it is missing"
-          : `, got ${JSON.stringify(value)}`;
+          : secret
+            ? ""
+            : `, got ${JSON.stringify(value)}`;
     out.push(new ConfigError(field, `${issue.message}${got} (from ${origin})`));
   }
   return out;
@@ -158,20 +163,29 @@ export function givenFlags(
   return out;
 }
 
+/** What a schema node says of itself, kept when its shape replaces the rest. */
+const OWN_KEYS = new Set(["description", "default", "title"]);
+
+/** Puts a value's shape (values.ts) in place of what zod could tell of it. */
+function useShapes(ctx: { zodSchema: unknown; jsonSchema: core.JSONSchema.BaseSchema }): void {
+  const shape = JSON_SHAPES.get(ctx.zodSchema as z.ZodType);
+  if (shape === undefined) return;
+  const { $schema: _, ...json } = z.toJSONSchema(shape, {
+    io: "input",
+    unrepresentable: "any",
+    override: useShapes,
+  });
+  const node = ctx.jsonSchema as Record<string, unknown>;
+  for (const key of Object.keys(node)) if (!OWN_KEYS.has(key)) delete node[key];
+  Object.assign(node, json);
+}
+
 /** JSON Schema of one setting's value as a file writes it, with its help and default. */
 export function settingJsonSchema(s: Setting): core.JSONSchema.BaseSchema {
   const { $schema: _, ...schema } = z.toJSONSchema(s.schema, {
     io: "input",
     unrepresentable: "any",
-    override: (ctx) => {
-      const shape = JSON_SHAPES.get(ctx.zodSchema as unknown as z.ZodType);
-      if (shape === undefined) return;
-      const { $schema: __, ...json } = z.toJSONSchema(shape, {
-        io: "input",
-        unrepresentable: "any",
-      });
-      Object.assign(ctx.jsonSchema, json);
-    },
+    override: useShapes,
   });
   return {
     ...schema,

@@ -6,43 +6,56 @@
  */
 import { z } from "zod";
 
+/**
+ * What the JSON Schema of a value shows where its zod schema cannot say it: the value as a
+ * file may write it, text included (a schema that reads text through a preprocessing step
+ * would show only what it yields).
+ */
+export const JSON_SHAPES = new WeakMap<z.ZodType, z.ZodType>();
+
+/** `schema`, whose JSON Schema is `shape`'s. */
+export function shaped<S extends z.ZodType>(schema: S, shape: z.ZodType): S {
+  JSON_SHAPES.set(schema, shape);
+  return schema;
+}
+
 /** Text as given on a command line or in the environment: surrounding blanks mean nothing. */
 const trimmed = (v: unknown) => (typeof v === "string" ? v.trim() : v);
 
-/** A number from text, or the value unchanged for the schema to judge. */
-const numeric = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? Number(v.trim()) : v);
+/** A number written as text, as JSON Schema can describe it. */
+const NUMERIC_TEXT = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
 
-export const number = () => z.preprocess(numeric, z.number({ error: "must be a number" }));
+/** A number from text, or the value unchanged (text that is no number too) for the schema to judge. */
+const numeric = (v: unknown) => {
+  if (typeof v !== "string" || v.trim() === "") return v;
+  const n = Number(v.trim());
+  return Number.isFinite(n) ? n : v;
+};
+
+/** A number, also as text; `n` says which numbers. */
+const fromText = (n: z.ZodNumber) =>
+  shaped(z.preprocess(numeric, n), z.union([n, z.string().regex(NUMERIC_TEXT)]));
+
+const aNumber = () => z.number({ error: "must be a number" });
+
+export const number = () => fromText(aNumber());
 
 /** A number ≥ 0 (weights, multipliers). */
-export const nonNegative = () =>
-  z.preprocess(numeric, z.number({ error: "must be a number" }).min(0, { error: "must be ≥ 0" }));
+export const nonNegative = () => fromText(aNumber().min(0, { error: "must be ≥ 0" }));
 
 /** A number > 0 (time scales). */
-export const positive = () =>
-  z.preprocess(numeric, z.number({ error: "must be a number" }).gt(0, { error: "must be > 0" }));
+export const positive = () => fromText(aNumber().gt(0, { error: "must be > 0" }));
 
 /** A share: a number from 0 to 1. */
-export const share = () =>
-  z.preprocess(
-    numeric,
-    z
-      .number({ error: "must be a number" })
-      .min(0, { error: "must be between 0 and 1" })
-      .max(1, { error: "must be between 0 and 1" }),
-  );
+export const share = () => {
+  const error = "must be between 0 and 1";
+  return fromText(aNumber().min(0, { error }).max(1, { error }));
+};
 
 /** An integer in [min, max]. */
 export const integer = (min: number, max: number) => {
-  const range = `must be an integer between ${min} and ${max}`;
-  return z.preprocess(
-    numeric,
-    z
-      .number({ error: "must be a number" })
-      .int({ error: range })
-      .min(min, { error: range })
-      .max(max, { error: range }),
-  );
+  const error = `must be an integer between ${min} and ${max}`;
+  return fromText(aNumber().int({ error }).min(min, { error }).max(max, { error }));
 };
 
 const BOOLEAN_WORDS: Record<string, boolean> = {
@@ -55,27 +68,52 @@ const BOOLEAN_WORDS: Record<string, boolean> = {
   no: false,
   off: false,
 };
+const capitalised = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+/** The words as a file may write them (JSON Schema has no case-blind match). */
+const BOOLEAN_TEXT = Object.keys(BOOLEAN_WORDS).flatMap((w) => [
+  w,
+  capitalised(w),
+  w.toUpperCase(),
+]);
 
-export const boolean = () =>
-  z.preprocess(
-    (v) => (typeof v === "string" ? (BOOLEAN_WORDS[v.trim().toLowerCase()] ?? v) : v),
-    z.boolean({ error: "must be a boolean (true/false)" }),
+export const boolean = (error = "must be a boolean (true/false)") =>
+  shaped(
+    z.preprocess(
+      (v) => (typeof v === "string" ? (BOOLEAN_WORDS[v.trim().toLowerCase()] ?? v) : v),
+      z.boolean({ error }),
+    ),
+    z.union([z.boolean(), z.enum([...new Set(BOOLEAN_TEXT)] as [string, ...string[]])]),
   );
 
 export const oneOf = <const T extends readonly [string, ...string[]]>(values: T) =>
   z.preprocess(trimmed, z.enum(values, { error: `must be one of ${values.join(", ")}` }));
 
-/** A non-empty string; a YAML number is taken as its text (a model called `8`). */
+/** Text a file may also write as a number (a model called `8`, a numeric token). */
+const textOrNumber = (v: unknown) => (typeof v === "number" ? String(v) : trimmed(v));
+
+/** A non-empty string; a YAML number is taken as its text. */
 export const text = () =>
-  z.preprocess(
-    (v) => (typeof v === "number" ? String(v) : trimmed(v)),
-    z
-      .string({ error: "must be a non-empty string" })
-      .min(1, { error: "must be a non-empty string" }),
+  shaped(
+    z.preprocess(
+      textOrNumber,
+      z
+        .string({ error: "must be a non-empty string" })
+        .min(1, { error: "must be a non-empty string" }),
+    ),
+    z.union([z.string().min(1), z.number()]),
   );
 
-/** A comma list (flag, environment) or a YAML sequence of non-empty strings. */
-export const list = () =>
+/** Text matching `pattern` (trimmed; a YAML number is taken as its text). */
+export const textMatching = (pattern: RegExp, error: string) =>
+  shaped(
+    z.preprocess(textOrNumber, z.string({ error }).regex(pattern, { error })),
+    z.union([z.string().regex(pattern), z.number()]),
+  );
+
+/** How a file may write a list of `item`: one comma-separated string, or a sequence. */
+const listShape = (item: z.ZodType) => z.union([z.string().min(1), z.array(item).min(1)]);
+
+const listItems = () =>
   z
     .union([z.string(), z.array(z.string())], {
       error: "must be a comma-separated list or a sequence of strings",
@@ -87,15 +125,24 @@ export const list = () =>
         .min(1, { error: "must not be empty" }),
     );
 
+/** A comma list (flag, environment) or a YAML sequence of non-empty strings. */
+export const list = () => shaped(listItems(), listShape(z.string().min(1)));
+
 /** A list (as `list` reads it) of names from `values`. */
 export const listOf = <const T extends readonly [string, ...string[]]>(values: T) =>
-  list().pipe(z.array(z.enum(values, { error: `must list only ${values.join(", ")}` })));
+  shaped(
+    listItems().pipe(z.array(z.enum(values, { error: `must list only ${values.join(", ")}` }))),
+    listShape(z.enum(values)),
+  );
 
 /** A list (as `list` reads it) whose every item `item` reads (`item` names the problem). */
 export const listOfItems = <T>(item: z.ZodType<T>) =>
-  list()
-    .transform((items): unknown[] => items)
-    .pipe(z.array(item));
+  shaped(
+    listItems()
+      .transform((items): unknown[] => items)
+      .pipe(z.array(item)),
+    listShape(item),
+  );
 
 const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/;
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -107,22 +154,25 @@ const DURATION_ERROR = "must be a duration in seconds (or with ms/s/m/h)";
  */
 export const duration = (o: { allowZero?: boolean } = {}) => {
   const ms = z.number();
-  return z
-    .union([z.number(), z.string().regex(DURATION, { error: DURATION_ERROR })], {
-      error: DURATION_ERROR,
-    })
-    .transform((v) => {
-      if (typeof v === "number") return Math.round(v * 1000);
-      const m = DURATION.exec(v) as RegExpExecArray;
-      return Math.round(Number(m[1]) * DURATION_UNITS_MS[m[2] ?? "s"]);
-    })
-    .pipe(o.allowZero ? ms.min(0, { error: "must be ≥ 0" }) : ms.gt(0, { error: "must be > 0" }));
+  const seconds = o.allowZero ? z.number().min(0) : z.number().gt(0);
+  return shaped(
+    z
+      .union([z.number(), z.string().regex(DURATION, { error: DURATION_ERROR })], {
+        error: DURATION_ERROR,
+      })
+      .transform((v) => {
+        if (typeof v === "number") return Math.round(v * 1000);
+        const m = DURATION.exec(v) as RegExpExecArray;
+        return Math.round(Number(m[1]) * DURATION_UNITS_MS[m[2] ?? "s"]);
+      })
+      .pipe(o.allowZero ? ms.min(0, { error: "must be ≥ 0" }) : ms.gt(0, { error: "must be > 0" })),
+    z.union([seconds, z.string().regex(DURATION)]),
+  );
 };
 
-// Spelt without the i flag, which a JSON Schema pattern cannot carry.
-const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?[iI]?[bB]?)\s*$/;
+// Each unit in any case, spelt without the i flag, which a JSON Schema pattern cannot carry.
+const SIZE = /^\s*(\d+(?:\.\d+)?)\s*([kKmMgG](?:[iI]?[bB])?|[bB])?\s*$/;
 const SIZE_UNITS: Record<string, number> = {
-  "": 1,
   b: 1,
   k: 1000,
   kb: 1000,
@@ -138,37 +188,39 @@ const SIZE_ERROR = "must be a byte size such as 32MiB";
 
 /** A byte size: a number of bytes or text like `32MiB`, `512kb`. */
 export const byteSize = () =>
-  z
-    .union([z.number(), z.string().regex(SIZE, { error: SIZE_ERROR })], { error: SIZE_ERROR })
-    .transform((v) => {
-      if (typeof v === "number") return Math.floor(v);
-      const m = SIZE.exec(v) as RegExpExecArray;
-      // An unknown unit (`ki`, `ib`) reads as NaN, which the check below refuses.
-      return Math.floor(Number(m[1]) * (SIZE_UNITS[m[2].toLowerCase()] ?? Number.NaN));
-    })
-    .pipe(z.number({ error: SIZE_ERROR }).min(1, { error: SIZE_ERROR }));
+  shaped(
+    z
+      .union([z.number(), z.string().regex(SIZE, { error: SIZE_ERROR })], { error: SIZE_ERROR })
+      .transform((v) => {
+        if (typeof v === "number") return Math.floor(v);
+        const m = SIZE.exec(v) as RegExpExecArray;
+        return Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? "b").toLowerCase()]);
+      })
+      .pipe(z.number({ error: SIZE_ERROR }).min(1, { error: SIZE_ERROR })),
+    z.union([z.number().min(1), z.string().regex(SIZE)]),
+  );
 
-/** An http(s) base URL without a trailing slash, query or fragment. */
+/** An http(s) base URL (credentials kept) without a trailing slash, query or fragment. */
 export const httpUrl = () =>
   text().transform((raw, ctx) => {
     const url = URL.parse(raw);
-    if (url === null) {
-      ctx.issues.push({ code: "custom", message: "must be a URL", input: raw });
-      return z.NEVER;
-    }
-    if (url.protocol !== "http:" && url.protocol !== "https:") {
-      ctx.issues.push({ code: "custom", message: "must be an http(s) URL", input: raw });
-      return z.NEVER;
-    }
-    if (url.search || url.hash) {
+    const problem =
+      url === null
+        ? "must be a URL"
+        : url.protocol !== "http:" && url.protocol !== "https:"
+          ? "must be an http(s) URL"
+          : url.search || url.hash
+            ? "must not have a query or fragment"
+            : null;
+    if (url === null || problem !== null) {
       ctx.issues.push({
         code: "custom",
-        message: "must not have a query or fragment",
+        message: `${problem}, got ${JSON.stringify(raw)}`,
         input: raw,
       });
       return z.NEVER;
     }
-    return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+    return url.href.replace(/\/+$/, "");
   });
 
 /**
@@ -195,12 +247,6 @@ function messageOf(err: unknown): string {
 }
 
 /**
- * What the JSON Schema of a value read by `byKind` shows: the union of its branches (its own
- * schema is a transform, which JSON Schema cannot describe).
- */
-export const JSON_SHAPES = new WeakMap<z.ZodType, z.ZodType>();
-
-/**
  * One of two readings chosen by the value's kind (a switch or a mapping, say), so that a
  * mistake deep inside the chosen one is reported where it is, not as "matches neither".
  */
@@ -216,6 +262,5 @@ export function byKind<A, B>(
     for (const issue of r.error.issues) ctx.issues.push(issue as z.core.$ZodRawIssue);
     return z.NEVER;
   });
-  JSON_SHAPES.set(schema, z.union([a, b]));
-  return schema;
+  return shaped(schema, z.union([a, b]));
 }

@@ -6,7 +6,7 @@
 
 import { z } from "zod";
 import { defaultOf, parseSetting, type Setting } from "../config/setting.ts";
-import { boolean, integer, oneOf, positive, share, text } from "../config/values.ts";
+import { boolean, integer, oneOf, positive, shaped, share, text } from "../config/values.ts";
 import {
   DEFAULT_BLOCK_SIZE,
   DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -103,9 +103,12 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     arg: "<n>",
     help: `tokens per KV block: ${BLOCK_SIZES.join(", ")}`,
     default: DEFAULT_BLOCK_SIZE,
-    schema: integer(1, MAX_INT).refine((n) => BLOCK_SIZES.includes(n), {
-      error: `must be one of ${BLOCK_SIZES.join(", ")}`,
-    }),
+    schema: shaped(
+      integer(1, MAX_INT).refine((n) => BLOCK_SIZES.includes(n), {
+        error: `must be one of ${BLOCK_SIZES.join(", ")}`,
+      }),
+      z.union(BLOCK_SIZES.map((n) => z.union([z.literal(n), z.literal(String(n))]))),
+    ),
   },
   {
     key: "max-num-seqs",
@@ -281,7 +284,8 @@ const SIM_BLOCK_SETTINGS = SIM_SETTINGS.filter((s) => SIM_BLOCK_KEYS.includes(s.
 export const simBlockSchema = z
   .strictObject(
     Object.fromEntries(
-      SIM_BLOCK_SETTINGS.map((s) => [s.key, s.schema.optional().meta({ description: s.help })]),
+      // null (`stream-error-after: ~`) leaves a setting at its default, as absent does.
+      SIM_BLOCK_SETTINGS.map((s) => [s.key, s.schema.nullish().meta({ description: s.help })]),
     ),
     {
       error: (iss) =>
@@ -293,7 +297,7 @@ export const simBlockSchema = z
   .transform((block, ctx) => {
     const options: RawSimBackendOptions = {};
     for (const s of SIM_BLOCK_SETTINGS) {
-      if (block[s.key] !== undefined) options[s.prop] = block[s.key];
+      if (block[s.key] !== undefined && block[s.key] !== null) options[s.prop] = block[s.key];
     }
     try {
       resolveSimBackendOptions(options);

@@ -4,7 +4,6 @@ import { DEFAULT_PRIORITY, type PriorityValue } from "../config/priority-section
 import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "../config/router-config.ts";
 import { camel, parseSetting, readSettings, type Setting, setting } from "../config/setting.ts";
 import { duration, integer, listOf, listOfItems } from "../config/values.ts";
-import { ConfigError } from "../errors.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
 import { SIM_SETTINGS } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";

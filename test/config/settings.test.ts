@@ -2,13 +2,17 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import {
   BENCH_SETTINGS,
   COMMON_BENCH_SETTINGS,
   COMPARE_SETTINGS,
 } from "../../src/bench/bench-options.ts";
-import { configJsonSchema, resolveRouterConfig } from "../../src/config/load-config.ts";
+import {
+  checkConfigFile,
+  configJsonSchema,
+  resolveRouterConfig,
+} from "../../src/config/load-config.ts";
 import { ROUTER_SETTINGS } from "../../src/config/router-config.ts";
 import { defaultOf, defaultShown, type Setting } from "../../src/config/setting.ts";
 import { ConfigError } from "../../src/errors.ts";
@@ -63,7 +67,7 @@ test("an error names the setting, what is wrong, the value and where it came fro
     ],
     [
       () => resolveRouterConfig({ flags: { backends: "http://a:1,ftp://b" } }),
-      'backends: must be an http(s) URL: "ftp://b" (from --backends)',
+      'backends: must be an http(s) URL, got "ftp://b" (from --backends)',
     ],
     [
       fromFile("priority:\n  classes:\n    bulk:\n      queue_depth: -1\n"),
@@ -80,6 +84,14 @@ test("an error names the setting, what is wrong, the value and where it came fro
     [
       () => resolveSimBackendOptions({ failureCodes: "500,200" }),
       "failure-codes: must be an integer between 400 and 599, got 200 (from --failure-codes)",
+    ],
+    [
+      () => resolveSimBackendOptions({ failureCodes: "500,abc" }),
+      'failure-codes: must be a number, got "abc" (from --failure-codes)',
+    ],
+    [
+      fromFile("priority: 5\n"),
+      "priority: must be true/false or a mapping (the priority section), got 5 (from /c.yaml)",
     ],
   ];
   for (const [fn, want] of cases) assert.equal(messageOf(fn), want);
@@ -98,6 +110,29 @@ test("secrets are never echoed in an error", () => {
   );
   assert.match(keys, /^priority\.tenants\.acme\.api_keys: /);
   assert.doesNotMatch(keys, /7777777/);
+  for (const yaml of [
+    "priority:\n  tenants: [sk-live-1]\n",
+    "priority:\n  tenants:\n    t: sk-live-1\n",
+  ]) {
+    const message = messageOf(fromFile(yaml));
+    assert.match(message, /^priority\.tenants/);
+    assert.doesNotMatch(message, /sk-live-1/, yaml);
+  }
+});
+
+test("a token or a value with surrounding blanks, or given as a YAML number, is read as its text", () => {
+  const token = "abcdefghijklmnopqrstuvwxyz";
+  assert.equal(
+    resolveRouterConfig({ env: { MAITRED_ADMIN_TOKEN: `${token}\n` } }).adminToken,
+    token,
+    "a token file's trailing newline is not part of it",
+  );
+  assert.equal(fromFile("admin-token: 1234567890123456\n")().adminToken, "1234567890123456");
+  assert.deepEqual(
+    fromFile("sim:\n  stream-error-after: ~\n  num-gpu-blocks: 300\n")().sim,
+    { numGpuBlocks: 300 },
+    "null leaves a simulated backend's setting at its default",
+  );
 });
 
 test("every command's every default is read by its own setting's schema, and --help says it", () => {
@@ -131,7 +166,40 @@ test("the config file's JSON Schema accepts the shipped example and flags misspe
     ["a duration with an unknown unit", { "max-pause": "5 days" }],
   ];
   for (const [what, doc] of bad) assert.equal(validate(doc), false, what);
-  assert.ok(validate({ priority: true, backends: "sim:2", "max-pause": "5m" }));
+});
+
+test("the JSON Schema and the loader agree on what a file may hold", () => {
+  const validate = new Ajv2020({ strict: false }).compile(configJsonSchema());
+  const loads = (doc: unknown) => checkConfigFile("/c.yaml", () => stringifyYaml(doc)).length === 0;
+  const docs: Array<[unknown, boolean]> = [
+    [{ priority: true, backends: "sim:2", "max-pause": "5m" }, true],
+    [{ port: "8301", profile: "yes", metrics: "off", priority: "on" }, true],
+    [{ sim: { "num-gpu-blocks": "200", "enable-prefix-caching": "OFF", "block-size": 32 } }, true],
+    [{ "max-body-size": "1.5 GiB", "identity-order": "nvext,program_id" }, true],
+    [
+      {
+        priority: {
+          classes: { bulk: { preempt: "yes", queue_timeout: "90s" } },
+          age_weight: "0.5",
+        },
+      },
+      true,
+    ],
+    [{ "admin-token": 1234567890123456 }, true],
+    [{ "max-body-size": "1ki" }, false],
+    [{ "scheduler-interval": 0 }, false],
+    [{ "max-pause": -5 }, false],
+    [{ sim: { "block-size": 12 } }, false],
+    [{ priority: { tenants: { t: { max_class: "bulk", api_keys: [] } } } }, false],
+    [{ backends: "" }, false],
+    [{ "identity-order": ["nope"] }, false],
+    [{ "admin-token": "short" }, false],
+    [{ port: 70000 }, false],
+  ];
+  for (const [doc, ok] of docs) {
+    assert.equal(loads(doc), ok, `loader on ${JSON.stringify(doc)}`);
+    assert.equal(validate(doc), ok, `JSON Schema on ${JSON.stringify(doc)}`);
+  }
   for (const s of ROUTER_SETTINGS) {
     const property = (configJsonSchema().properties as Record<string, { description?: string }>)[
       s.key
