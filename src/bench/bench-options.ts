@@ -39,7 +39,7 @@ export const REPORT_SETTINGS = {
   html: setting({
     key: "html",
     arg: "<file>",
-    help: "write a self-contained page: run table, steps/min, step-latency CDF, pause timeline per program",
+    help: "write a self-contained page: run table, steps/min, step-latency CDF, KV usage per backend over time (read from /metrics: the target's, or compare's simulated backends'), pause timeline per program",
     schema: text(),
   }),
 } satisfies Record<string, Setting<unknown>>;

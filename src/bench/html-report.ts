@@ -193,7 +193,7 @@ figure{margin:12px 0}figcaption{color:#666;font-size:12px;margin-bottom:4px}
 <h2>Runs</h2>${table(runs)}
 <h2>Steps per minute</h2>${bars(runs)}
 <h2>Step latency (CDF)</h2><div id="cdf"></div>
-<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: <code>maitred simulate</code> and <code>bench compare</code> record it from their simulated backends.</p>'}
+<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: the <code>/metrics</code> they read reported no KV usage.</p>'}
 <h2>Pause timeline per program</h2><p class="legend"><b style="background:#d35400"></b>held by the router<b style="background:#2f5fb3"></b>running on the engine; blank between steps: tool calls</p>${timelines}
 <script>${uplotJs}</script>
 <script>

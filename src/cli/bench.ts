@@ -17,6 +17,7 @@ import { runCompare } from "../bench/compare.ts";
 import { discoverModel } from "../bench/discover-model.ts";
 import { formatRunsTable } from "../bench/format-table.ts";
 import { type HtmlRun, renderHtmlReport } from "../bench/html-report.ts";
+import { startKvSampler } from "../bench/kv-sampler.ts";
 import { benchJson } from "../bench/report.ts";
 import { runBenchAt } from "../bench/run-bench.ts";
 import { startRouterProcess } from "../bench/start-router-for.ts";
@@ -55,15 +56,20 @@ export function registerBench(program: Command, io: CliIo): void {
     const served = await discoverModel(o.url);
     const model = o.model ?? served?.id;
     if (!model) throw new ConfigError("model", `cannot list models at ${o.url}; pass --model`);
-    const { report, records } = await runBenchAt(o, {
+    // The page charts KV use per backend, read from the target's own /metrics.
+    const sampler = o.html ? startKvSampler([o.url]) : null;
+    const run = runBenchAt(o, {
       label: o.label,
       url: o.url,
       model,
       maxModelLen: served?.maxModelLen ?? null,
       programIdPrefix: `bench-${Date.now().toString(36)}-`,
     });
+    // Stopped however the run ends, so that a failed run leaves no timer behind.
+    const { report, records } = await run.finally(() => sampler?.stop());
+    const kv = (await sampler?.stop()) ?? null;
     io.stdout(`${formatRunsTable([report])}\n`);
-    await writeOutputs([{ report, records }], o, `maitred bench: ${o.label}`);
+    await writeOutputs([{ report, records, kv }], o, `maitred bench: ${o.label}`);
   });
 
   const compare = bench
