@@ -155,7 +155,10 @@ export const BENCH_SETTINGS = {
     arg: "<url>",
     help: `target base URL (default: ${DEFAULT_URL}); with compare: an extra URL to run too (repeatable)`,
     repeatable: true,
-    schema: z.preprocess((v) => (typeof v === "string" ? [v] : v), z.array(httpUrl())),
+    // The base URL: a trailing /v1 is the API's, not the server's (its /metrics is beside it).
+    schema: z
+      .preprocess((v) => (typeof v === "string" ? [v] : v), z.array(httpUrl()))
+      .transform((urls) => urls.map((u) => u.replace(/\/v1$/, ""))),
   }),
   model: setting({
     key: "model",

@@ -159,15 +159,20 @@ export function renderHtmlReport(runs: readonly HtmlRun[], title: string): strin
   );
   const uplotCss = readFileSync(new URL(import.meta.resolve("uplot/dist/uPlot.min.css")), "utf8");
   const cdf = latencyCdf(runs);
+  // A run whose sampled /metrics never gave a figure (not exported, unreachable, behind a
+  // token) has nothing to chart: it is said so below instead of drawing an empty chart.
+  const kv = runs.map((r) =>
+    r.kv?.backends.some((b) => b.kv_usage.some((v) => v !== null)) ? r.kv : null,
+  );
   const data = {
     labels: runs.map((r) => label(r.report)),
     palette: PALETTE,
     cdf,
-    kv: runs.map((r) => r.kv ?? null),
+    kv,
   };
   const kvSections = runs
     .map((r, i) =>
-      r.kv
+      kv[i]
         ? `<figure><figcaption>${escapeXml(label(r.report))}</figcaption><div id="kv-${i}"></div></figure>`
         : "",
     )
@@ -193,7 +198,7 @@ figure{margin:12px 0}figcaption{color:#666;font-size:12px;margin-bottom:4px}
 <h2>Runs</h2>${table(runs)}
 <h2>Steps per minute</h2>${bars(runs)}
 <h2>Step latency (CDF)</h2><div id="cdf"></div>
-<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: the <code>/metrics</code> they read reported no KV usage.</p>'}
+<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: no KV usage could be read from the <code>/metrics</code> they sampled (not exported, not reachable, or behind a token).</p>'}
 <h2>Pause timeline per program</h2><p class="legend"><b style="background:#d35400"></b>held by the router<b style="background:#2f5fb3"></b>running on the engine; blank between steps: tool calls</p>${timelines}
 <script>${uplotJs}</script>
 <script>

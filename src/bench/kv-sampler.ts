@@ -40,10 +40,10 @@ export function kvUsageFromMetrics(text: string, id: string): Map<string, number
     return new Map(router.map((s) => [s.labels.backend ?? id, finite(s.value)]));
   }
   for (const name of ENGINE_GAUGES) {
-    const samples = families.get(name);
-    if (samples === undefined || samples.length === 0) continue;
-    const mean = samples.reduce((sum, s) => sum + s.value, 0) / samples.length;
-    return new Map([[id, finite(mean)]]);
+    // The mean over the engine's data-parallel ranks that report a figure.
+    const values = (families.get(name) ?? []).map((s) => s.value).filter(Number.isFinite);
+    if (values.length === 0) continue;
+    return new Map([[id, values.reduce((sum, v) => sum + v, 0) / values.length]]);
   }
   return new Map();
 }

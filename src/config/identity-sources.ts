@@ -1,4 +1,5 @@
-import { list, listOf, shaped } from "./values.ts";
+import { z } from "zod";
+import { list, shaped } from "./values.ts";
 
 /**
  * Where a request's program id may come from; the router tries them in the configured order
@@ -36,5 +37,8 @@ export const identityOrderSchema = shaped(
     })
     // Checked above: every item is a known source.
     .transform((items) => items as IdentitySource[]),
-  listOf(IDENTITY_SOURCES),
+  z.union([
+    z.string().min(1),
+    z.array(z.enum(IDENTITY_SOURCES)).min(1).meta({ uniqueItems: true }),
+  ]),
 );

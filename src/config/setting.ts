@@ -43,7 +43,8 @@ export const envTwin = (key: string) => `MAITRED_${key.toUpperCase().replaceAll(
 
 /**
  * Keys under which a value may hold a secret wherever they appear in a nested setting: API
- * keys, and a tenants mapping written wrongly (a key where a tenant's settings belong).
+ * keys, and a tenants mapping written wrongly (a key where a tenant's settings belong). Names
+ * of keys are shown: they are what the reader looks for in the file.
  */
 const SECRET_KEYS = new Set(["api_keys", "tenants"]);
 
@@ -56,15 +57,16 @@ function settingErrors(s: Setting, raw: unknown, origin: string, error: z.ZodErr
   const out: ConfigError[] = [];
   for (const issue of error.issues) {
     const path = issue.path.map(String);
+    const secret = s.secret || path.some((p) => SECRET_KEYS.has(p));
     // An item of a list is named by its value, not by its index in what the text became.
-    const field = [s.key, ...issue.path.filter((p) => typeof p !== "number").map(String)].join(".");
+    const named = issue.path.filter((p) => typeof p !== "number").map(String);
+    const field = [s.key, ...named].join(".");
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) {
         out.push(new ConfigError(`${field}.${key}`, `${issue.message} (from ${origin})`));
       }
       continue;
     }
-    const secret = s.secret || path.some((p) => SECRET_KEYS.has(p));
     // A custom problem already says what is wrong with the value.
     // The value as given where it can be found there, else as the failing check saw it.
     const value = valueAt(raw, path) ?? issue.input;

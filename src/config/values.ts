@@ -103,11 +103,14 @@ export const text = () =>
     z.union([z.string().min(1), z.number()]),
   );
 
-/** Text matching `pattern` (trimmed; a YAML number is taken as its text). */
+/**
+ * Text matching `pattern`, trimmed. A YAML number is refused, not turned into text: digits
+ * past a double's precision would be changed, and a secret must be exactly what was written.
+ */
 export const textMatching = (pattern: RegExp, error: string) =>
-  shaped(
-    z.preprocess(textOrNumber, z.string({ error }).regex(pattern, { error })),
-    z.union([z.string().regex(pattern), z.number()]),
+  z.preprocess(
+    trimmed,
+    z.string({ error: `${error} (quote it in a YAML file)` }).regex(pattern, { error }),
   );
 
 /** How a file may write a list of `item`: one comma-separated string, or a sequence. */
@@ -200,7 +203,11 @@ export const byteSize = () =>
     z.union([z.number().min(1), z.string().regex(SIZE)]),
   );
 
-/** An http(s) base URL (credentials kept) without a trailing slash, query or fragment. */
+/**
+ * An http(s) base URL without a trailing slash, query or fragment. Credentials are dropped:
+ * the URL names a backend everywhere (labels of `/metrics`, `/health`, logs), where a password
+ * must not appear, and fetch does not send them.
+ */
 export const httpUrl = () =>
   text().transform((raw, ctx) => {
     const url = URL.parse(raw);
@@ -220,7 +227,7 @@ export const httpUrl = () =>
       });
       return z.NEVER;
     }
-    return url.href.replace(/\/+$/, "");
+    return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
   });
 
 /**

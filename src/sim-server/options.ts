@@ -195,14 +195,25 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     arg: "<list>",
     help: "comma-separated HTTP statuses for --failure-rate",
     default: "500",
-    schema: z
-      .union([z.number(), z.array(z.union([z.number(), z.string()])), z.string()], {
-        error: "must be a list of HTTP statuses",
-      })
-      .transform((v): unknown[] =>
-        Array.isArray(v) ? v : typeof v === "number" ? [v] : v.split(","),
-      )
-      .pipe(z.array(integer(400, 599)).min(1, { error: "must not be empty" })),
+    schema: shaped(
+      z
+        .union([z.number(), z.array(z.union([z.number(), z.string()])), z.string()], {
+          error: "must be a list of HTTP statuses",
+        })
+        .transform((v): unknown[] =>
+          Array.isArray(v) ? v : typeof v === "number" ? [v] : v.split(","),
+        )
+        .pipe(z.array(integer(400, 599)).min(1, { error: "must not be empty" })),
+      z.union([
+        z.number().int().min(400).max(599),
+        z.string().regex(/^\s*[45]\d\d(\s*,\s*[45]\d\d)*\s*$/),
+        z
+          .array(
+            z.union([z.number().int().min(400).max(599), z.string().regex(/^\s*[45]\d\d\s*$/)]),
+          )
+          .min(1),
+      ]),
+    ),
   },
   {
     key: "stream-error-after",
@@ -294,17 +305,20 @@ export const simBlockSchema = z
           : "must be a mapping",
     },
   )
+  // An empty `sim:` is no settings, as an empty setting in it is its default.
+  .nullable()
   .transform((block, ctx) => {
     const options: RawSimBackendOptions = {};
     for (const s of SIM_BLOCK_SETTINGS) {
-      if (block[s.key] !== undefined && block[s.key] !== null) options[s.prop] = block[s.key];
+      const v = block?.[s.key];
+      if (v !== undefined && v !== null) options[s.prop] = v;
     }
     try {
       resolveSimBackendOptions(options);
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
       const message = err.message.slice(err.field.length + 2).replace(/ \(from [^)]*\)$/, "");
-      ctx.issues.push({ code: "custom", message, path: [err.field], input: block });
+      ctx.issues.push({ code: "custom", message, path: [err.field], input: block ?? {} });
       return z.NEVER;
     }
     return options;

@@ -54,6 +54,15 @@ describe("bench flags", () => {
     assert.equal(o.durationMs, 500);
   });
 
+  it("a target URL is its base: a trailing /v1 and slash are the API's, credentials are dropped", () => {
+    assert.equal(resolveBenchFlags({ url: "http://h:1/v1/" }).url, "http://h:1");
+    assert.equal(resolveBenchFlags({ url: ["http://u:p@h:1/x"] }).url, "http://h:1/x");
+    assert.deepEqual(resolveCompareFlags({ url: ["http://a:1/v1", "http://b:2"] }).extraUrls, [
+      "http://a:1",
+      "http://b:2",
+    ]);
+  });
+
   it("bad values name their flag", () => {
     failsOn(() => resolveBenchFlags({ concurrency: "0" }), "concurrency");
     failsOn(() => resolveBenchFlags({ timeScale: "-2" }), "time-scale");
@@ -79,9 +88,9 @@ describe("compare flags", () => {
     );
   });
 
-  it("extra URLs are kept in order without a trailing slash", () => {
+  it("extra URLs are kept in order without a trailing slash or /v1", () => {
     const o = resolveCompareFlags({ url: ["http://a:1/", "http://b:2/v1"] });
-    assert.deepEqual(o.extraUrls, ["http://a:1", "http://b:2/v1"]);
+    assert.deepEqual(o.extraUrls, ["http://a:1", "http://b:2"]);
   });
 });
 

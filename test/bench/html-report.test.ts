@@ -102,3 +102,13 @@ test("the latency CDF counts the steps the table counts: those ending in the ste
   assert.equal(data.cdf.y[0]?.[0], 1, "its one step is 10 s, so the CDF starts at 1");
   assert.equal(data.cdf.x[0], 10);
 });
+
+test("a run whose sampled /metrics never gave a KV figure gets the note, not an empty chart", () => {
+  const r = run("tr", [step("a", 0, 1000, 0)]);
+  const html = renderHtmlReport(
+    [{ ...r, kv: { t_s: [0, 1], backends: [{ id: "http://x", kv_usage: [null, null] }] } }],
+    "t",
+  );
+  assert.ok(!html.includes('id="kv-0"'));
+  assert.match(html, /Not recorded in these runs/);
+});

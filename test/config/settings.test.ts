@@ -120,14 +120,28 @@ test("secrets are never echoed in an error", () => {
   }
 });
 
-test("a token or a value with surrounding blanks, or given as a YAML number, is read as its text", () => {
+test("a token with surrounding blanks is read as its text; one a YAML file gives as a number is refused, not changed", () => {
   const token = "abcdefghijklmnopqrstuvwxyz";
   assert.equal(
     resolveRouterConfig({ env: { MAITRED_ADMIN_TOKEN: `${token}\n` } }).adminToken,
     token,
     "a token file's trailing newline is not part of it",
   );
-  assert.equal(fromFile("admin-token: 1234567890123456\n")().adminToken, "1234567890123456");
+  // 12345678901234567890 would read back as 12345678901234567000: nobody would hold that token.
+  assert.equal(
+    messageOf(fromFile("admin-token: 12345678901234567890\n")),
+    "admin-token: must be at least 16 characters without spaces (quote it in a YAML file) (from /c.yaml)",
+  );
+  assert.equal(
+    fromFile('admin-token: "12345678901234567890"\n')().adminToken,
+    "12345678901234567890",
+  );
+  assert.deepEqual(fromFile("sim:\n")().sim, {}, "an empty sim: block is no settings");
+  assert.deepEqual(
+    resolveRouterConfig({ flags: { backends: "http://user:pw@a:1/" } }).backends,
+    ["http://a:1"],
+    "a backend is named without credentials: its name appears in /metrics labels and logs",
+  );
   assert.deepEqual(
     fromFile("sim:\n  stream-error-after: ~\n  num-gpu-blocks: 300\n")().sim,
     { numGpuBlocks: 300 },
@@ -185,7 +199,12 @@ test("the JSON Schema and the loader agree on what a file may hold", () => {
       },
       true,
     ],
-    [{ "admin-token": 1234567890123456 }, true],
+    [{ "admin-token": "1234567890123456" }, true],
+    [{ "admin-token": 1234567890123456 }, false],
+    [{ sim: null }, true],
+    [{ sim: { "failure-codes": "500, 503" } }, true],
+    [{ sim: { "failure-codes": [200] } }, false],
+    [{ "identity-order": ["nvext", "nvext"] }, false],
     [{ "max-body-size": "1ki" }, false],
     [{ "scheduler-interval": 0 }, false],
     [{ "max-pause": -5 }, false],
