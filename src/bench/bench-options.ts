@@ -5,18 +5,9 @@
  */
 import { z } from "zod";
 import { readSettings, type Setting, setting } from "../config/setting.ts";
-import {
-  duration,
-  httpUrl,
-  integer,
-  listOf,
-  oneOf,
-  positive,
-  share,
-  text,
-} from "../config/values.ts";
-import { TIMING_PROFILES } from "../engine/timing.ts";
+import { duration, httpUrl, integer, listOf, positive, share, text } from "../config/values.ts";
 import { ConfigError } from "../errors.ts";
+import { simSetting } from "../sim-server/options.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
 import { COMPARE_MODES, type CompareMode } from "./compare.ts";
 import type { BenchSettings } from "./run-bench.ts";
@@ -136,16 +127,16 @@ export function resolveCommonFlags(flags: Record<string, unknown>): CommonBenchO
   const windowless = v.programs !== undefined && flags.duration === undefined;
   return {
     workload: workloadSpecOf(v, v.maxContext),
-    concurrency: v.concurrency ?? DEFAULT_CONCURRENCY,
-    timeScale: v.timeScale ?? 1,
+    concurrency: v.concurrency,
+    timeScale: v.timeScale,
     warmupMs: v.warmup ?? (v.programs === undefined ? DEFAULT_WARMUP_MS : 0),
     durationMs: windowless ? undefined : (v.duration ?? DEFAULT_DURATION_MS),
     maxPrograms: v.programs,
-    streamShare: v.stream === false ? 0 : (v.streamShare ?? 1),
+    streamShare: v.stream === false ? 0 : v.streamShare,
     json: v.json,
     svg: v.svg,
     html: v.html,
-    progress: v.progress !== false,
+    progress: v.progress,
   };
 }
 
@@ -185,8 +176,6 @@ export function resolveBenchFlags(flags: Record<string, unknown>) {
   return { ...resolveCommonFlags(flags), url, model: v.model, label: v.label ?? url };
 }
 
-const PROFILE_NAMES = Object.keys(TIMING_PROFILES) as [string, ...string[]];
-
 export const COMPARE_SETTINGS = {
   numBackends: setting({
     key: "num-backends",
@@ -205,9 +194,9 @@ export const COMPARE_SETTINGS = {
   profile: setting({
     key: "profile",
     arg: "<name>",
-    help: `timing profile of the simulated backends: ${PROFILE_NAMES.join(", ")}`,
+    help: `the simulated backends' ${simSetting("profile").help}`,
     defaultText: "the simulated backend's",
-    schema: oneOf(PROFILE_NAMES),
+    schema: simSetting("profile").schema as z.ZodType<string>,
   }),
   modes: setting({
     key: "modes",
@@ -220,14 +209,17 @@ export const COMPARE_SETTINGS = {
 
 export function resolveCompareFlags(flags: Record<string, unknown>) {
   const v = readSettings(COMPARE_SETTINGS, flags);
-  const { url } = readSettings({ url: BENCH_SETTINGS.url }, flags);
+  const { url, model } = readSettings(
+    { url: BENCH_SETTINGS.url, model: BENCH_SETTINGS.model },
+    flags,
+  );
   return {
     ...resolveCommonFlags(flags),
-    numBackends: v.numBackends ?? 1,
+    numBackends: v.numBackends,
     numGpuBlocks: v.numGpuBlocks,
     profile: v.profile,
-    modes: (v.modes ?? ["default", "tr"]) as CompareMode[],
+    modes: v.modes as CompareMode[],
     extraUrls: url ?? [],
-    model: readSettings({ model: BENCH_SETTINGS.model }, flags).model,
+    model,
   };
 }

@@ -32,8 +32,20 @@ export interface Setting<T = unknown> {
   secret?: boolean;
 }
 
-/** Declares a setting, keeping its schema's type. */
-export const setting = <T>(s: Setting<T>): Setting<T> => s;
+/** Declares a setting, keeping its exact type (its schema's value, whether it has a default). */
+// biome-ignore lint/suspicious/noExplicitAny: any value type; ValueOf reads it back.
+export const setting = <const S extends Setting<any>>(s: S): S => s;
+
+/** The setting `key` of a command's table, for another command that offers it too. */
+export function settingOf<S extends Setting>(
+  settings: readonly S[],
+  key: string,
+  command: string,
+): S {
+  const s = settings.find((f) => f.key === key);
+  if (s === undefined) throw new Error(`${command} has no setting ${key}`);
+  return s;
+}
 
 /** `scheduler-interval` → `schedulerInterval`, the name commander gives the flag's value. */
 export const camel = (key: string) => key.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -131,7 +143,7 @@ export function defaultShown(s: Setting): string | undefined {
 export function addSettingOptions(
   cmd: Command,
   settings: readonly Setting[],
-  o: { env?: boolean; help?: (s: Setting) => string } = {},
+  o: { env?: boolean } = {},
 ): Command {
   for (const s of settings) {
     if (s.fileOnly) continue;
@@ -139,7 +151,7 @@ export function addSettingOptions(
     const def = defaultShown(s);
     if (def !== undefined && !s.negatable) notes.push(`default: ${def}`);
     if (o.env) notes.push(`env ${envTwin(s.key)}`);
-    const help = `${o.help?.(s) ?? s.help}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
+    const help = `${s.help}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
     const flags = s.negatable ? `--no-${s.key}` : s.arg ? `--${s.key} ${s.arg}` : `--${s.key}`;
     const option = new Option(flags, help);
     if (s.repeatable) option.argParser((v: string, acc: string[] = []) => [...acc, v]);
@@ -197,7 +209,12 @@ export function settingJsonSchema(s: Setting): core.JSONSchema.BaseSchema {
 }
 
 /** The value type a setting yields. */
-export type ValueOf<S> = S extends Setting<infer T> ? T : never;
+export type ValueOf<S> = S extends { schema: z.ZodType<infer T> } ? T : never;
+
+/** What `readSettings` yields for a setting: its value, always there when it has a default. */
+type Read<S> = S extends { default: string | number | boolean | readonly string[] }
+  ? ValueOf<S>
+  : ValueOf<S> | undefined;
 
 /**
  * Reads a command's settings from commander's options (keyed as commander names them): each
@@ -207,13 +224,13 @@ export type ValueOf<S> = S extends Setting<infer T> ? T : never;
 export function readSettings<S extends Record<string, Setting<unknown>>>(
   settings: S,
   opts: Record<string, unknown>,
-): { [K in keyof S]: ValueOf<S[K]> | undefined } {
+): { [K in keyof S]: Read<S[K]> } {
   const given = givenFlags(Object.values(settings), opts);
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(settings)) {
     out[name] = s.key in given ? parseSetting(s, given[s.key], `--${s.key}`) : defaultOf(s);
   }
-  return out as { [K in keyof S]: ValueOf<S[K]> | undefined };
+  return out as { [K in keyof S]: Read<S[K]> };
 }
 
 /** One flag's value read by `schema` (scripts' own flags); a `ConfigError` naming it if bad. */

@@ -38,8 +38,6 @@ const fromText = (n: z.ZodNumber) =>
 
 const aNumber = () => z.number({ error: "must be a number" });
 
-export const number = () => fromText(aNumber());
-
 /** A number ≥ 0 (weights, multipliers). */
 export const nonNegative = () => fromText(aNumber().min(0, { error: "must be ≥ 0" }));
 

@@ -5,7 +5,7 @@
  */
 
 import { z } from "zod";
-import { defaultOf, parseSetting, type Setting } from "../config/setting.ts";
+import { defaultOf, parseSetting, type Setting, settingOf } from "../config/setting.ts";
 import { boolean, integer, oneOf, positive, shaped, share, text } from "../config/values.ts";
 import {
   DEFAULT_BLOCK_SIZE,
@@ -232,6 +232,10 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     schema: share(),
   },
 ];
+
+/** One of the simulated backend's settings, for a command that offers it too. */
+export const simSetting = (key: string): SimSetting =>
+  settingOf(SIM_SETTINGS, key, "maitred sim-backend");
 
 /**
  * The settings a router's `sim:` block may give its simulated backends (kebab-case there, as

@@ -2,10 +2,17 @@ import type { z } from "zod";
 import { REPORT_SETTINGS } from "../bench/bench-options.ts";
 import { DEFAULT_PRIORITY, type PriorityValue } from "../config/priority-section.ts";
 import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "../config/router-config.ts";
-import { camel, parseSetting, readSettings, type Setting, setting } from "../config/setting.ts";
+import {
+  camel,
+  parseSetting,
+  readSettings,
+  type Setting,
+  setting,
+  settingOf,
+} from "../config/setting.ts";
 import { duration, integer, listOf, listOfItems } from "../config/values.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
-import { SIM_SETTINGS } from "../sim-server/options.ts";
+import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
 import { engineMaxModelLen, SIM_ROUTERS, type SimRouter, type TrKnobs } from "./run-simulation.ts";
@@ -42,8 +49,7 @@ const SIMULATE_HELP: Partial<Record<string, string>> = {
 
 /** The tr knobs, as `maitred serve` declares them. */
 export const TR_KNOB_SETTINGS = TR_KNOB_KEYS.map((key) => {
-  const s = ROUTER_SETTINGS.find((f) => f.key === key);
-  if (s === undefined) throw new Error(`maitred serve has no setting ${key}`);
+  const s = settingOf(ROUTER_SETTINGS, key, "maitred serve");
   return { ...s, help: `${SIMULATE_HELP[key] ?? s.help}, as maitred serve` };
 });
 
@@ -54,12 +60,6 @@ const MAX_INT = 2 ** 31 - 1;
 /** A list in which each value may appear once. */
 const once = <T>(schema: z.ZodType<T[], unknown>) =>
   schema.refine((v) => new Set(v).size === v.length, { error: "lists a value twice" });
-
-const simSetting = (key: string) => {
-  const s = SIM_SETTINGS.find((f) => f.key === key);
-  if (s === undefined) throw new Error(`maitred sim-backend has no setting ${key}`);
-  return s;
-};
 
 export const SIMULATE_SETTINGS = {
   router: setting({
@@ -172,14 +172,14 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
   const { knobs, schedulerIntervalMs } = resolveTrKnobs(flags);
   return {
     routers: v.router as SimRouter[],
-    concurrency: v.concurrency as number[],
-    numBackends: v.numBackends as number,
+    concurrency: v.concurrency,
+    numBackends: v.numBackends,
     profile,
     numGpuBlocks: v.numGpuBlocks,
     workload: workloadSpecOf(v, maxContextTokens),
-    warmupMs: v.warmup as number,
-    durationMs: v.duration as number,
-    seed: v.seed as number,
+    warmupMs: v.warmup,
+    durationMs: v.duration,
+    seed: v.seed,
     schedulerIntervalMs,
     knobs,
     json: v.json,

@@ -52,20 +52,20 @@ export const WORKLOAD_SETTINGS = {
 /** The workload those settings name, its programs cut at `maxContextTokens` when given. */
 export function workloadSpecOf(
   v: {
-    workload?: string;
+    workload: string;
     classMix?: WorkloadSpec["classMix"];
-    toolTimeScale?: number;
-    seed?: number;
-    stagger?: number;
+    toolTimeScale: number;
+    seed: number;
+    stagger: number;
   },
   maxContextTokens?: number,
 ): WorkloadSpec {
-  const spec = parseWorkloadArg(v.workload ?? DEFAULT_WORKLOAD, {
-    seed: v.seed ?? DEFAULT_SEED,
-    staggerMs: v.stagger ?? DEFAULT_STAGGER_MS,
+  const spec = parseWorkloadArg(v.workload, {
+    seed: v.seed,
+    staggerMs: v.stagger,
     ...(maxContextTokens !== undefined ? { maxContextTokens } : {}),
   });
   if (v.classMix !== undefined) spec.classMix = v.classMix;
-  if (v.toolTimeScale !== undefined && v.toolTimeScale !== 1) spec.toolTimeScale = v.toolTimeScale;
+  if (v.toolTimeScale !== 1) spec.toolTimeScale = v.toolTimeScale;
   return spec;
 }
