@@ -202,7 +202,10 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       counts.completed++;
     } finally {
       counts.running--;
-      await o.client.release(rec.programId);
+      // A client that never releases its program (`--unreleased`) leaves it to the idle timeout.
+      if (!(rec.outcome === "completed" && plan.unreleased === true)) {
+        await o.client.release(rec.programId);
+      }
     }
   }
 

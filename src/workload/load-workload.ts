@@ -19,6 +19,7 @@ import type {
   Workload,
   WorkloadSpec,
 } from "./types.ts";
+import { markUnreleased } from "./unreleased.ts";
 import { componentSpecOf, createWorkload, mixOptionsOf } from "./workload.ts";
 
 /**
@@ -109,8 +110,8 @@ export function limitContext(spec: WorkloadSpec, maxContextTokens: number): Work
 }
 
 /** Resolve a spec, reading its trace files if it has any. */
-export function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
-  return loadScaled(spec, spec.toolTimeScale ?? 1);
+export async function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
+  return markUnreleased(await loadScaled(spec, spec.toolTimeScale ?? 1), spec.unreleased ?? 0);
 }
 
 /**

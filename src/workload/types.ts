@@ -41,6 +41,11 @@ export interface ProgramPlan {
    * component): its length, and a tag that gives each component its own prompt text.
    */
   systemPrompt?: { tokens: number; tag: number };
+  /**
+   * Its client never releases it when it ends (`--unreleased`): the router keeps it until its
+   * idle timeout (unreleased.ts).
+   */
+  unreleased?: true;
 }
 
 export interface WorkloadCommon {
@@ -57,6 +62,8 @@ export interface WorkloadCommon {
    * component names none. Absent = no class.
    */
   classMix?: readonly ClassShare[];
+  /** Share of programs (0–1, drawn per program by seed) whose client never releases them. */
+  unreleased?: number;
 }
 
 /** One class of a `--class-mix`, with its weight (weights are normalised). */

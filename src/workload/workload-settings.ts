@@ -3,7 +3,7 @@
  * the workload they make together.
  */
 import { type Setting, setting } from "../config/setting.ts";
-import { duration, integer, parsedText, positive, text } from "../config/values.ts";
+import { duration, integer, parsedText, positive, share, text } from "../config/values.ts";
 import { parseClassMix } from "./class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg, SHIPPED_TRACES } from "./load-workload.ts";
 import { presetNames } from "./presets.ts";
@@ -33,6 +33,13 @@ export const WORKLOAD_SETTINGS = {
     default: 1,
     schema: positive(),
   }),
+  unreleased: setting({
+    key: "unreleased",
+    arg: "<share>",
+    help: "share of programs (0–1, drawn per program by seed) whose client never releases them when they end, as a client that forgets program_final: the router keeps them until its idle timeout",
+    default: 0,
+    schema: share(),
+  }),
   seed: setting({
     key: "seed",
     arg: "<n>",
@@ -55,6 +62,7 @@ export function workloadSpecOf(
     workload: string;
     classMix?: WorkloadSpec["classMix"];
     toolTimeScale: number;
+    unreleased: number;
     seed: number;
     stagger: number;
   },
@@ -67,5 +75,6 @@ export function workloadSpecOf(
   });
   if (v.classMix !== undefined) spec.classMix = v.classMix;
   if (v.toolTimeScale !== 1) spec.toolTimeScale = v.toolTimeScale;
+  if (v.unreleased > 0) spec.unreleased = v.unreleased;
   return spec;
 }

@@ -5,6 +5,7 @@ import type { StepClient, StepRequest, StepResponse } from "../../src/bench/step
 import { chatPromptTokens } from "../../src/engine/chat-template.ts";
 import { createVirtualClock, type VirtualClock } from "../../src/runtime/clock.ts";
 import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
+import { markUnreleased } from "../../src/workload/unreleased.ts";
 import { createWorkload } from "../../src/workload/workload.ts";
 
 type Answer = (req: StepRequest, n: number) => StepResponse;
@@ -163,6 +164,27 @@ describe("closed-loop driver", () => {
       ["http_503"],
     );
     assert.ok(rec.steps.every((s) => s.pausedMs === 7));
+  });
+
+  it("programs whose client never releases them (--unreleased) end without a release", async () => {
+    const { client, released } = fakeClient();
+    const half = markUnreleased(workload, 0.5);
+    const loop = startClosedLoop({
+      workload: half,
+      client,
+      model: "m",
+      concurrency: 3,
+      maxPrograms: 12,
+      programIdPrefix: "run1-",
+      clock: virtual(),
+    });
+    const rec = await loop.done;
+    assert.ok(rec.programs.every((p) => p.outcome === "completed"));
+    const plans = Array.from({ length: 12 }, (_, i) => half.programAt(i));
+    const kept = plans.filter((p) => p.unreleased === true).map((p) => `run1-${p.programId}`);
+    assert.ok(kept.length > 0 && kept.length < 12, `share 0.5 marked ${kept.length} of 12`);
+    const expected = plans.filter((p) => p.unreleased !== true).map((p) => `run1-${p.programId}`);
+    assert.deepEqual([...released].sort(), expected.sort());
   });
 
   it("a 400 fails the program at once, releases it, and the slot moves on", async () => {
