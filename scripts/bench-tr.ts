@@ -1,7 +1,9 @@
 /**
  * The tr scheduler's scorecard on `maitred simulate`: the same runs, ratios and tail figures
  * for every setting, printed as markdown. Default setting: the mini-swe-agent DeepSeek trace,
- * 2 × llama-3.1-8b-h100 with 26,000 KV blocks each, seed 7, 10 min warm-up + 50 min window.
+ * 2 × llama-3.1-8b-h100 with 26,000 KV blocks each, seed 7, 10 min warm-up + 50 min window
+ * (`--warmup`, `--duration`; without them the claude-code setting of `--preset all` runs
+ * 2 h + 10 h, and the summary names each setting's window).
  *
  * Rows, per seed and (with several seeds) their mean: tr ÷ default and tr ÷ oracle steps/min
  * at the first `--concurrency` (128), the three routers' steps/min and step latency p99, the
@@ -15,7 +17,8 @@
  *
  *   node_modules/.bin/node scripts/bench-tr.ts [--seeds 7,1] [--workload deepseek]
  *     [--backends 2] [--num-gpu-blocks 26000] [--tool-scales 1,5,20,50,100]
- *     [--concurrency 128,16] [--priority] [--quick] [--jobs 2] [--json out.json]
+ *     [--concurrency 128,16] [--warmup 10m] [--duration 50m] [--priority] [--quick]
+ *     [--jobs 2] [--json out.json]
  *   node_modules/.bin/node scripts/bench-tr.ts --preset all   (the DeepSeek and Gemini traces,
  *     the claude-code preset, a chat + agents mix with priorities on for tr, and DeepSeek on 1
  *     and 4 backends; then a summary table of the settings)
@@ -36,6 +39,8 @@ import { loadWorkload } from "../src/workload/load-workload.ts";
 
 /** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
 const SCORECARD_TOOL_SCALE = 50;
+const DEFAULT_WARMUP = "10m";
+const DEFAULT_WINDOW = "50m";
 const MAX_INT = 2 ** 31 - 1;
 
 interface RunSpec {
@@ -47,6 +52,9 @@ interface RunSpec {
   backends: number;
   blocks: string;
   priority: boolean;
+  /** Simulated warm-up and window (`--quick` shortens them). */
+  warmup: string;
+  duration: string;
   quick: boolean;
 }
 
@@ -67,6 +75,9 @@ interface Setting {
   workload: string;
   backends: number;
   priority: boolean;
+  /** Its own warm-up and window, where the default hour holds less than one program's life. */
+  warmup?: string;
+  duration?: string;
 }
 
 const { values: args } = parseArgs({
@@ -77,6 +88,9 @@ const { values: args } = parseArgs({
     backends: { type: "string", default: "2" },
     "num-gpu-blocks": { type: "string", default: "26000" },
     "tool-scales": { type: "string", default: "1,5,20,50,100" },
+    // No defaults here: a setting's own window applies only where these are not given.
+    warmup: { type: "string" },
+    duration: { type: "string" },
     concurrency: { type: "string", default: "128,16" },
     priority: { type: "boolean", default: false },
     quick: { type: "boolean", default: false },
@@ -94,8 +108,8 @@ function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): Simulat
     numGpuBlocks: spec.blocks,
     seed: String(spec.seed),
     toolTimeScale: String(spec.toolScale),
-    warmup: spec.quick ? "2m" : "10m",
-    duration: spec.quick ? "8m" : "50m",
+    warmup: spec.quick ? "2m" : spec.warmup,
+    duration: spec.quick ? "8m" : spec.duration,
     ...(spec.priority ? { priority: true } : {}),
   });
 }
@@ -163,7 +177,17 @@ function settings(backends: number): Setting[] {
   return [
     { label: "DeepSeek trace", workload: "deepseek", backends: 2, priority: false },
     { label: "Gemini trace", workload: "gemini", backends: 2, priority: false },
-    { label: "claude-code preset", workload: "claude-code", backends: 2, priority: false },
+    // Sessions of about 35 steps with tool calls of seconds to minutes and human turns of
+    // minutes to hours: a 50 min window holds the start-up of 128 sessions at once, not a
+    // steady state (its tr ÷ default moved by up to 10 % between windows).
+    {
+      label: "claude-code preset",
+      workload: "claude-code",
+      backends: 2,
+      priority: false,
+      warmup: "2h",
+      duration: "10h",
+    },
     {
       label: "chat@interactive 0.2 + DeepSeek@bulk 0.8, priorities on",
       workload: "mix:chat@interactive=0.2,deepseek@bulk=0.8",
@@ -183,6 +207,10 @@ interface Row {
   /** Appended to each cell (e.g. the ratio of a sweep row). */
   suffix?: (seed: number | "mean") => string;
 }
+
+const HOUR_MS = 3_600_000;
+const span = (ms: number) =>
+  ms >= HOUR_MS && ms % HOUR_MS === 0 ? `${ms / HOUR_MS} h` : `${ms / 60_000} min`;
 
 const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 
@@ -215,6 +243,8 @@ async function main(): Promise<void> {
       blocks: args["num-gpu-blocks"],
       // Priorities are a tr setting; default and the oracle ignore them.
       priority: st.priority && router === "tr",
+      warmup: args.warmup ?? st.warmup ?? DEFAULT_WARMUP,
+      duration: args.duration ?? st.duration ?? DEFAULT_WINDOW,
       quick: args.quick,
     });
     // Bad flags (workload, blocks) fail here, once, rather than in every child.
@@ -319,7 +349,7 @@ async function main(): Promise<void> {
     };
     const window = args.quick
       ? "2 min warm-up + 8 min window (--quick)"
-      : "10 min warm-up + 50 min window";
+      : `${span(o.warmupMs)} warm-up + ${span(o.durationMs)} window`;
     console.log(
       `\n### ${st.label}: ${st.backends} × ${o.profile}, ${o.numGpuBlocks ?? "the profile's"} KV blocks per engine, ${window}${st.priority ? ", priorities on for tr" : ""}\n`,
     );
@@ -333,7 +363,7 @@ async function main(): Promise<void> {
     // The summary reads the mean over seeds (the one seed's figure with one seed).
     const m = (f: (seed: number) => number, d: number) => mean(seeds.map(f)).toFixed(d);
     summary.push({
-      label: st.label,
+      label: `${st.label} (${window})`,
       cells: [
         m((s) => ratio(bigC, s), 2),
         m((s) => ratio(bigC, s, 1, "oracle"), 2),

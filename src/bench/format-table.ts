@@ -78,7 +78,9 @@ export function formatRunsTable(runs: readonly RunReport[]): string {
     rows.push([`  ${kind}`, ...runs.map((r) => String(r.errors[kind] ?? 0))]);
   }
   const w = base.window_ms;
-  const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}, steady window ${w.start}-${w.end} ms`;
+  const unreleased =
+    base.unreleased_share === undefined ? "" : `, unreleased ${base.unreleased_share}`;
+  const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}${unreleased}, steady window ${w.start}-${w.end} ms`;
   const classes = formatClassTable(runs);
   return `${renderTable(header, rows)}\n${footer}${classes === null ? "" : `\n\n${classes}`}`;
 }

@@ -66,6 +66,8 @@ export interface RunMeta {
   workload: string;
   seed: number;
   timeScale: number;
+  /** Share of programs whose client never released them (`--unreleased`); absent = none. */
+  unreleased?: number;
   warmupMs: number;
   /** Steady-window length; undefined = until the run ends. */
   durationMs?: number;

@@ -65,6 +65,8 @@ export interface RunReport {
   workload: string;
   seed: number;
   time_scale: number;
+  /** Share of programs whose client never released them; absent when every client did. */
+  unreleased_share?: number;
   window_ms: { start: number; end: number };
   steps_per_min: number;
   steps_completed: number;
@@ -118,6 +120,7 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
     workload: meta.workload,
     seed: meta.seed,
     time_scale: meta.timeScale,
+    ...(meta.unreleased === undefined ? {} : { unreleased_share: meta.unreleased }),
     window_ms: { start: Math.round(w.startMs), end: Math.round(w.endMs) },
     steps_per_min:
       num(

@@ -18,9 +18,10 @@ import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
  * slot's next program comes from the workload's feed (src/workload/program-feed.ts: a mix gives
  * each slot one component) and starts at max(its start offset, the moment the slot frees), so
  * the first C ramp up staggered; each sends its steps in order, with its priority class, and
- * waits its tool time between them; when one ends it is released (`program_release`, unless
- * its plan is `unreleased` and it completed) and the slot takes its next program. Records are the bench's, so src/bench/report.ts builds the same
- * report; a step's start is its first attempt and its first token is recorded (TTFT).
+ * waits its tool time between them; when one ends it is released (`program_release`; not
+ * when its plan is `unreleased` and it completed) and the slot takes its next program.
+ * Records are the bench's, so src/bench/report.ts builds the same report; a step's start is
+ * its first attempt and its first token is recorded (TTFT).
  *
  * A rejected or cancelled request (the router answers with an error) is handled as the bench
  * client handles an HTTP error:

@@ -117,6 +117,8 @@ export interface Workload {
    */
   size: number;
   programAt(index: number): ProgramPlan;
+  /** Share of programs marked `unreleased` (unreleased.ts); absent = none. */
+  unreleased?: number;
   /** Present on mixed workloads: closed-loop drivers give each slot one component. */
   mix?: WorkloadMix;
 }

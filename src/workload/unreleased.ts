@@ -23,7 +23,11 @@ export function markUnreleased(workload: Workload, share: number): Workload {
   if (share <= 0) return workload;
   const mark = (p: ProgramPlan): ProgramPlan =>
     drawUnreleased(share, workload.seed, p.index) ? { ...p, unreleased: true } : p;
-  const out: Workload = { ...workload, programAt: (i) => mark(workload.programAt(i)) };
+  const out: Workload = {
+    ...workload,
+    unreleased: share,
+    programAt: (i) => mark(workload.programAt(i)),
+  };
   const mix = workload.mix;
   if (mix !== undefined) {
     out.mix = { ...mix, programOf: (c, n, index) => mark(mix.programOf(c, n, index)) };

@@ -195,7 +195,9 @@ describe("closed-loop driver", () => {
       retryAfterMs: null,
     }));
     const rec = await startClosedLoop({
-      workload,
+      // Every program is one its client would leave unreleased at its end: a failed one is
+      // still released (the client gave it up).
+      workload: markUnreleased(workload, 1),
       client,
       model: "m",
       concurrency: 2,

@@ -70,6 +70,18 @@ test("--tool-time-scale goes into the workload spec, for a mix too; absent, tool
   assert.equal(mix.workload.toolTimeScale, 0.5);
 });
 
+test("--unreleased goes into the workload spec as a share; outside 0–1 it is refused", () => {
+  assert.equal(resolveSimulateFlags({}).workload.unreleased, undefined);
+  assert.equal(resolveSimulateFlags({ unreleased: "0.25" }).workload.unreleased, 0.25);
+  for (const bad of ["1.5", "-0.1", "half"]) {
+    assert.throws(
+      () => resolveSimulateFlags({ unreleased: bad }),
+      (e: Error) => e instanceof ConfigError && e.message.startsWith("unreleased: must be"),
+      bad,
+    );
+  }
+});
+
 test("bad flags are ConfigErrors that name the flag", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ router: "tr,fastest" }, "router"],

@@ -45,6 +45,8 @@ test("a mix marks the same programs whichever way a driver draws them", async ()
  * client ever releases its finished programs, they stay booked in the router until the idle
  * timeout (30 min, longer than the run); the sessions still waiting must not be held behind
  * them: they run as many steps as when every client releases, and none waits past 3 ticks.
+ * (What keeps them going is the idle seat, with or without lending: a backend with nothing in
+ * flight takes the next waiting program. Without it, both runs stall and the hold bound fails.)
  */
 test("programs whose clients never release them do not hold a small backend from waiting work", async () => {
   const run = async (unreleased: string) => {
@@ -66,6 +68,8 @@ test("programs whose clients never release them do not hold a small backend from
   const kept = await run("1");
   assert.ok(released.scheduler.releases > 0, "with releases on, finished programs are released");
   assert.equal(kept.scheduler.releases, 0, "no client released, and the idle timeout is 30 min");
+  assert.equal(kept.unreleased_share, 1, "the report says releases were off");
+  assert.equal(released.unreleased_share, undefined);
   assert.ok(
     kept.steps_completed >= 0.95 * released.steps_completed,
     `${kept.steps_completed} steps without releases, ${released.steps_completed} with`,
