@@ -41,6 +41,8 @@ import { loadWorkload } from "../src/workload/load-workload.ts";
 const SCORECARD_TOOL_SCALE = 50;
 const DEFAULT_WARMUP = "10m";
 const DEFAULT_WINDOW = "50m";
+const QUICK_WARMUP = "2m";
+const QUICK_WINDOW = "8m";
 const MAX_INT = 2 ** 31 - 1;
 
 interface RunSpec {
@@ -52,10 +54,9 @@ interface RunSpec {
   backends: number;
   blocks: string;
   priority: boolean;
-  /** Simulated warm-up and window (`--quick` shortens them). */
+  /** Simulated warm-up and window. */
   warmup: string;
   duration: string;
-  quick: boolean;
 }
 
 interface RunResult {
@@ -108,8 +109,8 @@ function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): Simulat
     numGpuBlocks: spec.blocks,
     seed: String(spec.seed),
     toolTimeScale: String(spec.toolScale),
-    warmup: spec.quick ? "2m" : spec.warmup,
-    duration: spec.quick ? "8m" : spec.duration,
+    warmup: spec.warmup,
+    duration: spec.duration,
     ...(spec.priority ? { priority: true } : {}),
   });
 }
@@ -243,9 +244,9 @@ async function main(): Promise<void> {
       blocks: args["num-gpu-blocks"],
       // Priorities are a tr setting; default and the oracle ignore them.
       priority: st.priority && router === "tr",
-      warmup: args.warmup ?? st.warmup ?? DEFAULT_WARMUP,
-      duration: args.duration ?? st.duration ?? DEFAULT_WINDOW,
-      quick: args.quick,
+      // Given flags win, then --quick, then the setting's own window, then the hour.
+      warmup: args.warmup ?? (args.quick ? QUICK_WARMUP : (st.warmup ?? DEFAULT_WARMUP)),
+      duration: args.duration ?? (args.quick ? QUICK_WINDOW : (st.duration ?? DEFAULT_WINDOW)),
     });
     // Bad flags (workload, blocks) fail here, once, rather than in every child.
     const o = simulateOptions(spec("tr", bigC, seeds[0]));
@@ -347,9 +348,7 @@ async function main(): Promise<void> {
           : row.values(seed);
       return v.map((x) => x.toFixed(row.digits)).join(" / ") + (row.suffix?.(seed) ?? "");
     };
-    const window = args.quick
-      ? "2 min warm-up + 8 min window (--quick)"
-      : `${span(o.warmupMs)} warm-up + ${span(o.durationMs)} window`;
+    const window = `${span(o.warmupMs)} warm-up + ${span(o.durationMs)} window`;
     console.log(
       `\n### ${st.label}: ${st.backends} × ${o.profile}, ${o.numGpuBlocks ?? "the profile's"} KV blocks per engine, ${window}${st.priority ? ", priorities on for tr" : ""}\n`,
     );
