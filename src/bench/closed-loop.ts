@@ -3,6 +3,7 @@ import { type Clock, wallClock } from "../runtime/clock.ts";
 import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
+import { releasesAtEnd } from "../workload/unreleased.ts";
 import type { ProgramRecord, RunRecords } from "./records.ts";
 import {
   DEFAULT_MAX_RETRIES,
@@ -202,10 +203,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
       counts.completed++;
     } finally {
       counts.running--;
-      // A client that never releases its program (`--unreleased`) leaves it to the idle timeout.
-      if (!(rec.outcome === "completed" && plan.unreleased === true)) {
-        await o.client.release(rec.programId);
-      }
+      if (releasesAtEnd(plan, rec.outcome === "completed")) await o.client.release(rec.programId);
     }
   }
 

@@ -79,7 +79,7 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
         concurrency: o.concurrency,
         workload: o.workload.name,
         seed: o.workload.seed,
-        ...(o.workload.unreleased === undefined ? {} : { unreleased: o.workload.unreleased }),
+        unreleased: o.workload.unreleased,
         timeScale: o.timeScale,
         warmupMs: o.warmupMs,
         durationMs: o.durationMs,

@@ -10,6 +10,7 @@ import { errorKind } from "../bench/step-client.ts";
 import { errorTypeForStatus } from "../errors.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
 import type { ProgramPlan, Workload } from "../workload/types.ts";
+import { releasesAtEnd } from "../workload/unreleased.ts";
 import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
 import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
 
@@ -85,8 +86,7 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     p.rec.outcome = outcome;
     p.rec.endMs = runtime.nowMs();
     running--;
-    // A client that never releases its program (`--unreleased`) leaves it to the idle timeout.
-    if (!(outcome === "completed" && p.plan.unreleased === true)) runtime.release(p.rec.programId);
+    if (releasesAtEnd(p.plan, outcome === "completed")) runtime.release(p.rec.programId);
     if (outcome === "completed") startSlot(p.slot);
     else kernel.after(FAILURE_BACKOFF_MS / MS_PER_S, () => startSlot(p.slot));
   };

@@ -144,7 +144,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
       concurrency: o.concurrency,
       workload: o.workload.name,
       seed: o.workload.seed,
-      ...(o.workload.unreleased === undefined ? {} : { unreleased: o.workload.unreleased }),
+      unreleased: o.workload.unreleased,
       timeScale: 1,
       warmupMs: o.warmupMs,
       durationMs: o.durationMs,

@@ -19,6 +19,14 @@ export function drawUnreleased(share: number, seed: number, index: number): bool
   return createRng(deriveSeed(seed, STREAM_UNRELEASED, index)).next() < share;
 }
 
+/**
+ * Whether a driver releases a program that ended: always, unless its client is one that never
+ * does and the program completed (a failed or stopped program is given up, so released).
+ */
+export function releasesAtEnd(plan: ProgramPlan, completed: boolean): boolean {
+  return !(completed && plan.unreleased === true);
+}
+
 export function markUnreleased(workload: Workload, share: number): Workload {
   if (share <= 0) return workload;
   const mark = (p: ProgramPlan): ProgramPlan =>
