@@ -198,6 +198,40 @@ export interface SchedulerCounters {
   migrations: number;
 }
 
+/**
+ * Which bound starts making room for a held request: the ageing bound, its class's starvation
+ * threshold (priorities on), or the max pause itself when that comes first.
+ */
+export type HoldBound = "ageing" | "class_threshold" | "max_pause";
+
+/**
+ * Where a held (parked) request stands (src/core/hold-position.ts): its program's place in the
+ * order the resume pass considers programs with a held request, how long it has waited, and
+ * the bounds on its wait. Times are on the event clock (ms).
+ */
+export interface HoldView {
+  programId: string;
+  /** The held request (a program's oldest, when asked by program). */
+  requestId: string;
+  /** 1 = the program the resume pass considers first. */
+  position: number;
+  /** Programs with a held request: how many `position` counts among. */
+  waitingPrograms: number;
+  parkedAt: number;
+  waitedMs: number;
+  /** When the resume pass starts making room for it (it is overdue), and by which bound. */
+  roomAt: number | null;
+  roomBound: HoldBound | null;
+  /** When it is seated at the latest: the max pause. */
+  seatAt: number;
+  /** The client's `maxWaitMs`: answered 503 then if still held; null without one. */
+  maxWaitAt: number | null;
+  /** Priorities on: its class's queue timeout (answered 408 then); null when off. */
+  queueTimeoutAt: number | null;
+  /** The held request's class; present only while priorities are on. */
+  priorityClass?: PriorityClass;
+}
+
 export interface SchedulerSnapshot {
   mode: RouterMode;
   now: number;
@@ -253,6 +287,13 @@ export interface Scheduler {
    * `drainPauseObservations`. Optional for test fakes; `createScheduler` always implements it.
    */
   drainQueueWaitObservations?(): QueueWaitObservation[];
+  /**
+   * Where a held request stands: by its request id, or a program's oldest held request; null
+   * when it is not held. Read-only, O(held programs): a held stream asks on every keep-alive.
+   */
+  holdOf(key: { requestId: string } | { programId: string }): HoldView | null;
+  /** Every program with a held request, in position order (the live page). */
+  holds(): HoldView[];
 }
 
 /** What `createScheduler` returns: every optional method implemented. */

@@ -3,6 +3,7 @@ import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
 import { auditBooks } from "./audit.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
@@ -73,6 +74,8 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     },
     snapshot: () => snapshot(state),
     backendHealthy: (id) => state.backendById.get(id)?.healthy === true,
+    holdOf: (key) => holdOf(state, key),
+    holds: () => holds(state),
     audit: () => auditBooks(state),
     nextDeadline: () => nextDeadline(state),
     drainPauseObservations() {

@@ -41,5 +41,7 @@ export function createFakeScheduler(
     backendHealthy: () => true,
     nextDeadline: () => null,
     drainPauseObservations: () => [],
+    holdOf: () => null,
+    holds: () => [],
   };
 }
