@@ -68,13 +68,13 @@ export const COMMON_BENCH_SETTINGS = {
     key: "duration",
     arg: "<duration>",
     help: "steady window",
-    defaultText: "120s, or none with --programs alone",
+    defaultText: "120s, or until the batch ends with --programs alone",
     schema: duration(),
   }),
   programs: setting({
     key: "programs",
     arg: "<n>",
-    help: "stop after n programs have run (no window unless --duration)",
+    help: "run a fixed batch of n programs and stop when all have ended; the report gives the batch's makespan (no window unless --duration, which may stop it first)",
     schema: integer(1, MAX_INT),
   }),
   maxContext: setting({
@@ -118,20 +118,33 @@ export interface CommonBenchOptions extends BenchSettings {
   progress: boolean;
 }
 
+/**
+ * How long a run lasts, for bench and simulate alike: a warm-up then a steady window, or with
+ * `--programs` alone the whole fixed batch (no warm-up: every program of the batch counts) until
+ * its last program ends. Given both, the run stops at whichever comes first.
+ */
+export function runBounds(
+  v: { warmup?: number; duration?: number; programs?: number },
+  defaults: { warmupMs: number; durationMs: number },
+): { warmupMs: number; durationMs?: number; maxPrograms?: number } {
+  const windowless = v.programs !== undefined && v.duration === undefined;
+  return {
+    warmupMs: v.warmup ?? (v.programs === undefined ? defaults.warmupMs : 0),
+    durationMs: windowless ? undefined : (v.duration ?? defaults.durationMs),
+    maxPrograms: v.programs,
+  };
+}
+
 export function resolveCommonFlags(flags: Record<string, unknown>): CommonBenchOptions {
   const v = readSettings(COMMON_BENCH_SETTINGS, flags);
   if (flags.stream === false && flags.streamShare !== undefined) {
     throw new ConfigError("stream-share", "cannot be combined with --no-stream");
   }
-  // With --programs alone the run lasts until those programs end; otherwise a window.
-  const windowless = v.programs !== undefined && flags.duration === undefined;
   return {
     workload: workloadSpecOf(v, v.maxContext),
     concurrency: v.concurrency,
     timeScale: v.timeScale,
-    warmupMs: v.warmup ?? (v.programs === undefined ? DEFAULT_WARMUP_MS : 0),
-    durationMs: windowless ? undefined : (v.duration ?? DEFAULT_DURATION_MS),
-    maxPrograms: v.programs,
+    ...runBounds(v, { warmupMs: DEFAULT_WARMUP_MS, durationMs: DEFAULT_DURATION_MS }),
     streamShare: v.stream === false ? 0 : v.streamShare,
     json: v.json,
     svg: v.svg,

@@ -15,13 +15,39 @@ interface Row {
   digits: number;
   /** Ratios are meaningful for throughput/latency rows, not for counts of errors. */
   ratio: boolean;
+  /** Shown only when a run had a fixed batch (`--programs N`). */
+  batch?: true;
 }
+
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
 
 const ROWS: Row[] = [
   { label: "steps/min", value: (r) => r.steps_per_min, digits: 1, ratio: true },
   { label: "steps completed", value: (r) => r.steps_completed, digits: 0, ratio: true },
   { label: "programs completed", value: (r) => r.programs_completed, digits: 0, ratio: true },
   { label: "programs failed", value: (r) => r.programs_failed, digits: 0, ratio: false },
+  ...(["p50", "p95", "max"] as const).map(
+    (q): Row => ({
+      label: `program completion ${q} (s)`,
+      value: (r) => seconds(r.program_completion_ms[q]),
+      digits: 1,
+      ratio: true,
+    }),
+  ),
+  {
+    label: "batch makespan (s)",
+    value: (r) => seconds(r.batch?.makespan_ms ?? null),
+    digits: 1,
+    ratio: true,
+    batch: true,
+  },
+  {
+    label: "batch programs ended",
+    value: (r) => (r.batch === undefined ? null : r.batch.completed + r.batch.failed),
+    digits: 0,
+    ratio: false,
+    batch: true,
+  },
   { label: "step latency p50 (ms)", value: (r) => r.step_latency_ms.p50, digits: 0, ratio: true },
   { label: "step latency p95 (ms)", value: (r) => r.step_latency_ms.p95, digits: 0, ratio: true },
   { label: "step latency p99 (ms)", value: (r) => r.step_latency_ms.p99, digits: 0, ratio: true },
@@ -60,12 +86,23 @@ const ROWS: Row[] = [
   { label: "errors", value: (r) => r.errors_total, digits: 0, ratio: false },
 ];
 
+/** What the completion and makespan rows measure, under the table. */
+function completionNote(runs: readonly RunReport[]): string {
+  const note =
+    "program completion: first request -> release (never released: the end of its last step), over the programs completed in the steady window whatever their start; programs still running at the end are left out";
+  const batch = runs.find((r) => r.batch !== undefined)?.batch;
+  if (batch === undefined) return note;
+  return `${note}\nbatch makespan: run start -> the last of the batch's ${batch.programs} programs ends (completed or failed); - when the run stopped first`;
+}
+
 /** Side-by-side table; works for one run too. */
 export function formatRunsTable(runs: readonly RunReport[]): string {
   if (runs.length === 0) return "(no runs)";
   const base = runs[0];
   const header = ["", ...runs.map((r) => `${r.router} (C=${r.concurrency})`)];
-  const rows = ROWS.map((row) => [
+  const batched = runs.some((r) => r.batch !== undefined);
+  const shown = ROWS.filter((row) => batched || row.batch === undefined);
+  const rows = shown.map((row) => [
     row.label,
     ...runs.map((r, i) => {
       const v = row.value(r);
@@ -82,5 +119,5 @@ export function formatRunsTable(runs: readonly RunReport[]): string {
     base.unreleased_share === undefined ? "" : `, unreleased ${base.unreleased_share}`;
   const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}${unreleased}, steady window ${w.start}-${w.end} ms`;
   const classes = formatClassTable(runs);
-  return `${renderTable(header, rows)}\n${footer}${classes === null ? "" : `\n\n${classes}`}`;
+  return `${renderTable(header, rows)}\n${footer}\n${completionNote(runs)}${classes === null ? "" : `\n\n${classes}`}`;
 }

@@ -1,11 +1,14 @@
 /**
  * `--html FILE` of `bench`, `bench compare` and `simulate`: one self-contained page (uPlot and
  * the data inlined; it opens from disk, offline) with the comparison table, steps per minute
- * per run, the step-latency CDF, KV usage over time per backend (when the run recorded it: the
- * simulator does, and `bench compare` samples its simulated backends), and a pause timeline per program (a strip per program: held by the router,
- * running on the engine, and the gaps between are its tool calls).
+ * per run, the step-latency CDF, the program-completion-time CDF, KV usage over time per
+ * backend (when the run recorded it: the simulator does, and `bench compare` samples its
+ * simulated backends), and a pause timeline per program (a strip per program: held by the
+ * router, running on the engine, and the gaps between are its tool calls).
  */
 import { readFileSync } from "node:fs";
+import { inWindow, type Window } from "./class-report.ts";
+import { completionTimes } from "./program-completion.ts";
 import type { RunRecords } from "./records.ts";
 import type { RunReport } from "./report.ts";
 import { escapeXml } from "./svg-chart.ts";
@@ -19,7 +22,7 @@ export interface HtmlRun {
 
 /** Programs drawn in a run's timeline: the first to launch. */
 const TIMELINE_PROGRAMS = 40;
-/** Points of the latency CDF. */
+/** Points of each CDF. */
 const CDF_POINTS = 200;
 const PALETTE = ["#2f5fb3", "#c0392b", "#1a7f37", "#8e44ad", "#d35400", "#16a085", "#7f8c8d"];
 
@@ -27,15 +30,29 @@ const label = (r: RunReport) => `${r.router} · C=${r.concurrency}`;
 const fmt = (v: number | null | undefined, digits = 0) =>
   v === null || v === undefined ? "–" : v.toLocaleString("en", { maximumFractionDigits: digits });
 
-/** Share of each run's steps at or under latencies spread log-evenly over all of them. */
-function latencyCdf(runs: readonly HtmlRun[]): { x: number[]; y: number[][] } {
-  // The steps the table's percentiles count: those that ended in the steady window.
-  const sorted = runs.map(({ report, records }) =>
-    records.steps
-      .filter((s) => s.endMs >= report.window_ms.start && s.endMs <= report.window_ms.end)
-      .map((s) => (s.endMs - s.startMs) / 1000)
-      .sort((a, b) => a - b),
-  );
+/**
+ * The run's steady window as its report gives it (whole ms), its end included: the report does
+ * not say whether the run's end closed it, and a value ending on that very ms is rare.
+ */
+const windowOf = (r: RunReport): Window => ({
+  startMs: r.window_ms.start,
+  endMs: r.window_ms.end,
+  closed: true,
+});
+
+/** Step latencies (s) the table's percentiles count: those of steps ended in the window. */
+const stepLatencies = ({ report, records }: HtmlRun) =>
+  records.steps
+    .filter((s) => inWindow(s.endMs, windowOf(report)))
+    .map((s) => (s.endMs - s.startMs) / 1000);
+
+/** Completion times (s) the table's percentiles count: programs completed in the window. */
+const completionSeconds = ({ report, records }: HtmlRun) =>
+  completionTimes(records.programs, windowOf(report)).map((ms) => ms / 1000);
+
+/** Share of each run's values at or under points spread log-evenly over all of them. */
+function cdf(samples: readonly number[][]): { x: number[]; y: number[][] } {
+  const sorted = samples.map((values) => [...values].sort((a, b) => a - b));
   let min = Number.POSITIVE_INFINITY;
   let max = 0;
   for (const values of sorted)
@@ -43,7 +60,7 @@ function latencyCdf(runs: readonly HtmlRun[]): { x: number[]; y: number[][] } {
       if (v > 0 && v < min) min = v;
       if (v > max) max = v;
     }
-  if (max === 0) return { x: [], y: runs.map(() => []) };
+  if (max === 0) return { x: [], y: samples.map(() => []) };
   const lo = Math.log(min);
   // One latency only: a short span around it, so the step still draws.
   const hi = max > min ? Math.log(max) : lo + 0.01;
@@ -104,7 +121,12 @@ function timelineSvg(run: HtmlRun): string {
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="100%" font-size="9" font-family="system-ui, sans-serif">${ticks.join("")}${labels.join("")}${rects.join("")}</svg>`;
 }
 
+/** A figure in ms shown in seconds. */
+const secs = (ms: number | null | undefined, digits: number) =>
+  fmt(ms === null || ms === undefined ? null : ms / 1000, digits);
+
 function table(runs: readonly HtmlRun[]): string {
+  const batched = runs.some((r) => r.report.batch !== undefined);
   const head = [
     "run",
     "workload",
@@ -117,22 +139,33 @@ function table(runs: readonly HtmlRun[]): string {
     "longest hold (s)",
     "cache hit",
     "errors",
+    "programs completed",
+    "completion p50 (s)",
+    "p95 (s)",
+    "max (s)",
+    ...(batched ? ["batch makespan (s)"] : []),
   ];
   const rows = runs.map(({ report: r }) => {
+    const c = r.program_completion_ms;
     const cells = [
       label(r),
       r.workload,
       fmt(r.steps_per_min, 1),
       fmt(r.steps_completed),
-      fmt(r.step_latency_ms.p50 === null ? null : r.step_latency_ms.p50 / 1000, 2),
-      fmt(r.step_latency_ms.p95 === null ? null : r.step_latency_ms.p95 / 1000, 2),
-      fmt(r.step_latency_ms.p99 === null ? null : r.step_latency_ms.p99 / 1000, 2),
-      fmt(r.ttft_ms.p50 === null ? null : r.ttft_ms.p50 / 1000, 2),
-      fmt(r.paused_ms.per_step_max === null ? null : r.paused_ms.per_step_max / 1000, 1),
+      secs(r.step_latency_ms.p50, 2),
+      secs(r.step_latency_ms.p95, 2),
+      secs(r.step_latency_ms.p99, 2),
+      secs(r.ttft_ms.p50, 2),
+      secs(r.paused_ms.per_step_max, 1),
       r.prompt_tokens.cache_hit_rate === null
         ? "–"
         : `${(100 * r.prompt_tokens.cache_hit_rate).toFixed(1)} %`,
       fmt(r.errors_total),
+      fmt(c.count),
+      secs(c.p50, 1),
+      secs(c.p95, 1),
+      secs(c.max, 1),
+      ...(batched ? [secs(r.batch?.makespan_ms, 1)] : []),
     ];
     return `<tr>${cells.map((c, i) => `<td${i > 1 ? ' class="num"' : ""}>${escapeXml(c)}</td>`).join("")}</tr>`;
   });
@@ -158,7 +191,8 @@ export function renderHtmlReport(runs: readonly HtmlRun[], title: string): strin
     "utf8",
   );
   const uplotCss = readFileSync(new URL(import.meta.resolve("uplot/dist/uPlot.min.css")), "utf8");
-  const cdf = latencyCdf(runs);
+  const latency = cdf(runs.map(stepLatencies));
+  const completion = cdf(runs.map(completionSeconds));
   // A run whose sampled /metrics never gave a figure (not exported, unreachable, behind a
   // token) has nothing to chart: it is said so below instead of drawing an empty chart.
   const kv = runs.map((r) =>
@@ -167,7 +201,8 @@ export function renderHtmlReport(runs: readonly HtmlRun[], title: string): strin
   const data = {
     labels: runs.map((r) => label(r.report)),
     palette: PALETTE,
-    cdf,
+    cdf: latency,
+    completion,
     kv,
   };
   const kvSections = runs
@@ -198,16 +233,19 @@ figure{margin:12px 0}figcaption{color:#666;font-size:12px;margin-bottom:4px}
 <h2>Runs</h2>${table(runs)}
 <h2>Steps per minute</h2>${bars(runs)}
 <h2>Step latency (CDF)</h2><div id="cdf"></div>
+<h2>Program completion time (CDF)</h2><p class="legend">First request to release (a program never released: the end of its last step), over the programs completed in the steady window, whatever their start; programs still running at the end are left out.</p>${completion.x.length > 0 ? "" : '<p class="legend">No program completed in the steady window.</p>'}<div id="completion"></div>
 <h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: no KV usage could be read from the <code>/metrics</code> they sampled (not exported, not reachable, or behind a token).</p>'}
 <h2>Pause timeline per program</h2><p class="legend"><b style="background:#d35400"></b>held by the router<b style="background:#2f5fb3"></b>running on the engine; blank between steps: tool calls</p>${timelines}
 <script>${uplotJs}</script>
 <script>
 const D = ${scriptJson(data)};
 const W = Math.min(1150, document.body.clientWidth);
-if (D.cdf.x.length > 0) new uPlot({ width: W, height: 300, scales: { x: { distr: 3, time: false }, y: { range: [0, 1] } },
-  axes: [{ label: "step latency (s)" }, { label: "share of steps", size: 60 }],
+const cdfPlot = (c, id, x, y) => { if (c.x.length > 0) new uPlot({ width: W, height: 300, scales: { x: { distr: 3, time: false }, y: { range: [0, 1] } },
+  axes: [{ label: x }, { label: y, size: 60 }],
   series: [{}].concat(D.labels.map((l, i) => ({ label: l, stroke: D.palette[i % D.palette.length], width: 2 }))) },
-  [D.cdf.x].concat(D.cdf.y), document.getElementById("cdf"));
+  [c.x].concat(c.y), document.getElementById(id)); };
+cdfPlot(D.cdf, "cdf", "step latency (s)", "share of steps");
+cdfPlot(D.completion, "completion", "program completion time (s)", "share of programs");
 D.kv.forEach((kv, i) => { if (!kv) return;
   new uPlot({ width: W, height: 220, scales: { x: { time: false }, y: { range: [0, 1] } },
     axes: [{ label: "s" }, { size: 60, values: (u, t) => t.map((v) => Math.round(v * 100) + " %") }],

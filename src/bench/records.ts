@@ -39,11 +39,19 @@ export type ProgramOutcome = "completed" | "failed" | "unfinished";
 
 export interface ProgramRecord {
   programId: string;
-  /** The program took a concurrency slot and its start offset had passed. */
+  /**
+   * The program took a concurrency slot and its start offset had passed; both drivers send
+   * its first request at this instant.
+   */
   launchMs: number;
   /** End of its first response, if it got one. */
   firstResponseMs?: number;
-  /** Completion or failure time. */
+  /**
+   * Completion or failure time. A completed program ends when its last response is received:
+   * the driver releases it at that instant, and one whose client never releases it
+   * (`--unreleased`) ends there too, so its completion time does not wait for the router's
+   * idle timeout.
+   */
   endMs?: number;
   outcome: ProgramOutcome;
   /** The class its requests asked for (`x-priority`); absent = none (the router's `default`). */
@@ -71,4 +79,6 @@ export interface RunMeta {
   warmupMs: number;
   /** Steady-window length; undefined = until the run ends. */
   durationMs?: number;
+  /** The fixed batch the run was given (`--programs N`), whose makespan the report gives. */
+  programs?: number;
 }

@@ -7,6 +7,12 @@ import {
   type Window,
 } from "./class-report.ts";
 import { type Summary, summarize } from "./percentile.ts";
+import {
+  type BatchJson,
+  batchReport,
+  type ProgramCompletionJson,
+  programCompletion,
+} from "./program-completion.ts";
 import type { RunMeta, RunRecords } from "./records.ts";
 
 /**
@@ -81,6 +87,13 @@ export interface RunReport {
   ttft_ms: LatencyJson & { count: number };
   /** Program launch → end of its first response, over every program that got one. */
   first_response_ms: LatencyJson & { min: Num; spread: Num; stdev: Num; count: number };
+  /**
+   * First request → release of each program completed in the window, whatever its start
+   * (program-completion.ts); `count` of them, `unfinished` left out.
+   */
+  program_completion_ms: ProgramCompletionJson;
+  /** The fixed batch of a `--programs N` run, with its makespan; absent otherwise. */
+  batch?: BatchJson;
   /** Time steps ending in the window were held by the router: the longest is `per_step_max`. */
   paused_ms: { total: number; steps_paused: number; per_step_p95: Num; per_step_max: Num };
   /** `cached` / `prefilled` (re-prefilled) are null when the backend reports no cache figures. */
@@ -145,6 +158,8 @@ export function buildRunReport(meta: RunMeta, records: RunRecords): RunReport {
       stdev: num(firsts.stdev),
       count: firsts.count,
     },
+    program_completion_ms: programCompletion(records, w),
+    ...(meta.programs === undefined ? {} : { batch: batchReport(records, meta.programs) }),
     paused_ms: {
       total: Math.round(steps.reduce((a, s) => a + s.pausedMs, 0)),
       steps_paused: steps.filter((s) => s.pausedMs > 0).length,

@@ -83,6 +83,7 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
         timeScale: o.timeScale,
         warmupMs: o.warmupMs,
         durationMs: o.durationMs,
+        programs: o.maxPrograms,
       },
       records,
     );

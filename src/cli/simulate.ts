@@ -46,7 +46,7 @@ export function registerSimulate(program: Command, io: CliIo): void {
           htmlRuns.push({ report: r, records, kv });
         }
         const wallS = (performance.now() - started) / 1000;
-        const simS = (o.warmupMs + o.durationMs) / 1000;
+        const simS = records.endMs / 1000;
         io.stderr(
           `${r.router} C=${r.concurrency}: ${r.steps_per_min} steps/min (${wallS.toFixed(1)} s wall, ${(simS / wallS).toFixed(0)} sim-s per wall-s)\n`,
         );

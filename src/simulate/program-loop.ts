@@ -22,7 +22,9 @@ import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
  * waits its tool time between them; when one ends it is released (`program_release`; not
  * when its plan is `unreleased` and it completed) and the slot takes its next program.
  * Records are the bench's, so src/bench/report.ts builds the same report; a step's start is
- * its first attempt and its first token is recorded (TTFT).
+ * its first attempt and its first token is recorded (TTFT). With `maxPrograms` (a fixed batch,
+ * `--programs`) no slot starts a program past the batch's size, and `onAllEnded` is called the
+ * instant the batch's last program ends, completed or failed.
  *
  * A rejected or cancelled request (the router answers with an error) is handled as the bench
  * client handles an HTTP error:
@@ -45,6 +47,10 @@ export interface ProgramLoopOptions {
   concurrency: number;
   records: RunRecords;
   maxRetries?: number;
+  /** Launch at most this many programs (the bench's `maxPrograms`). */
+  maxPrograms?: number;
+  /** Called once, when all `maxPrograms` programs have ended. */
+  onAllEnded?: () => void;
 }
 
 export interface ProgramLoop {
@@ -64,8 +70,10 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
   const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
   const feed = createProgramFeed(workload, o.concurrency);
   let running = 0;
+  let ended = 0;
 
   const startSlot = (slot: number) => {
+    if (o.maxPrograms !== undefined && feed.launched >= o.maxPrograms) return;
     const plan = feed.next(slot);
     kernel.schedule(Math.max(kernel.now, plan.startOffsetMs / MS_PER_S), () => launch(slot, plan));
   };
@@ -86,7 +94,9 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     p.rec.outcome = outcome;
     p.rec.endMs = runtime.nowMs();
     running--;
+    ended++;
     if (releasesAtEnd(p.plan, outcome === "completed")) runtime.release(p.rec.programId);
+    if (ended === o.maxPrograms) o.onAllEnded?.();
     if (outcome === "completed") startSlot(p.slot);
     else kernel.after(FAILURE_BACKOFF_MS / MS_PER_S, () => startSlot(p.slot));
   };

@@ -15,7 +15,8 @@ import type { SimulateRunReport } from "./simulate-report.ts";
 /**
  * One simulated run, one (router, concurrency): N engines on one virtual clock, maitred's core
  * in front (src/simulate/sim-runtime.ts), the closed-loop workload (program-loop.ts), a tick
- * every scheduler interval, until warm-up + duration. Pure of the wall clock: the same
+ * every scheduler interval, until warm-up + duration or, with `maxPrograms` (a fixed batch),
+ * until the batch's last program ends if that comes first. Pure of the wall clock: the same
  * options give the same report.
  */
 
@@ -35,6 +36,8 @@ export interface SimRunOptions {
   numGpuBlocks?: number;
   warmupMs: number;
   durationMs: number;
+  /** A fixed batch: launch this many programs and stop when the last has ended. */
+  maxPrograms?: number;
   schedulerIntervalMs: number;
   knobs: TrKnobs;
   /** Engine i is seeded `engineSeed + i` (distinct generated text per backend). */
@@ -49,6 +52,13 @@ export interface SimRunResult {
 }
 
 const MS_PER_S = 1000;
+
+/**
+ * The window of a batch run (`--programs` without `--duration`): the run ends with the batch,
+ * long before this; the bound only stops a batch that would never end (its unfinished programs
+ * are then reported, and no makespan).
+ */
+export const BATCH_HORIZON_MS = 30 * 24 * 3600 * MS_PER_S;
 
 /**
  * KV blocks that can never run out: every program has at most one request in flight and a
@@ -107,9 +117,13 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   // a deadline of the core (forced resume, idle lease) between two ticks gets a tick of its
   // own, without samples.
   let deadline: TimerHandle | null = null;
+  let nextTick: TimerHandle | null = null;
+  // Set when a fixed batch has ended: the run ends there, so nothing more is scheduled.
+  let batchEndMs: number | null = null;
   const armDeadline = () => {
     deadline?.cancel();
     deadline = null;
+    if (batchEndMs !== null) return;
     const at = runtime.scheduler.nextDeadline();
     // A deadline not in the future is one the core chose not to act on yet (e.g. the idle
     // lease of a busy program): re-arming at `now` would loop without time passing.
@@ -125,7 +139,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     truth.onTick(kernel.now, samples, runtime.scheduler.snapshot());
     classes.onTick(kernel.now);
     armDeadline();
-    kernel.after(intervalS, tick);
+    if (batchEndMs === null) nextTick = kernel.after(intervalS, tick);
   };
   kernel.schedule(0, tick);
   kernel.schedule(o.warmupMs / MS_PER_S, () => {
@@ -134,9 +148,23 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   });
 
   const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
-  startProgramLoop({ runtime, workload: o.workload, concurrency: o.concurrency, records });
+  startProgramLoop({
+    runtime,
+    workload: o.workload,
+    concurrency: o.concurrency,
+    records,
+    maxPrograms: o.maxPrograms,
+    // Without ticks or deadlines the kernel runs dry: every program has ended, so no engine
+    // has work; the warm-up mark may still come, on counters that no longer change.
+    onAllEnded: () => {
+      batchEndMs = runtime.nowMs();
+      nextTick?.cancel();
+      deadline?.cancel();
+    },
+  });
   kernel.run(endS);
-  records.endMs = endMs;
+  records.endMs = batchEndMs ?? endMs;
+  const runEndS = records.endMs / MS_PER_S;
 
   const base = buildRunReport(
     {
@@ -148,11 +176,12 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
       timeScale: 1,
       warmupMs: o.warmupMs,
       durationMs: o.durationMs,
+      programs: o.maxPrograms,
     },
     records,
   );
   const t = truth.finish(
-    { startS: o.warmupMs / MS_PER_S, endS },
+    { startS: o.warmupMs / MS_PER_S, endS: runEndS },
     runtime.scheduler.snapshot().counters,
   );
   const waiting = runtime.waitingByClass();

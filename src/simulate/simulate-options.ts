@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { REPORT_SETTINGS } from "../bench/bench-options.ts";
+import { COMMON_BENCH_SETTINGS, REPORT_SETTINGS, runBounds } from "../bench/bench-options.ts";
 import { DEFAULT_PRIORITY, type PriorityValue } from "../config/priority-section.ts";
 import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "../config/router-config.ts";
 import {
@@ -15,7 +15,13 @@ import { schedulerConfigOf } from "../runtime/service.ts";
 import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
-import { engineMaxModelLen, SIM_ROUTERS, type SimRouter, type TrKnobs } from "./run-simulation.ts";
+import {
+  BATCH_HORIZON_MS,
+  engineMaxModelLen,
+  SIM_ROUTERS,
+  type SimRouter,
+  type TrKnobs,
+} from "./run-simulation.ts";
 
 /**
  * The settings of `maitred simulate`, declared once (src/config/setting.ts) and read in one
@@ -53,6 +59,9 @@ export const TR_KNOB_SETTINGS = TR_KNOB_KEYS.map((key) => {
   return { ...s, help: `${SIMULATE_HELP[key] ?? s.help}, as maitred serve` };
 });
 
+// ThunderAgent counts steps after a 10-minute warm-up; warm-up + window = one simulated hour.
+const DEFAULT_WARMUP_MS = 10 * 60_000;
+const DEFAULT_DURATION_MS = 50 * 60_000;
 const MAX_CONCURRENCY = 100_000;
 const MAX_BACKENDS = 64;
 const MAX_INT = 2 ** 31 - 1;
@@ -95,21 +104,21 @@ export const SIMULATE_SETTINGS = {
   }),
   ...WORKLOAD_SETTINGS,
   seed: { ...WORKLOAD_SETTINGS.seed, help: "seeds the workload and the engines" },
-  // ThunderAgent counts steps after a 10-minute warm-up; warm-up + window = one simulated hour.
   warmup: setting({
     key: "warmup",
     arg: "<duration>",
     help: "simulated time before the window",
-    default: "10m",
+    defaultText: "10m, or 0 with --programs alone",
     schema: duration({ allowZero: true }),
   }),
   duration: setting({
     key: "duration",
     arg: "<duration>",
     help: "simulated steady window",
-    default: "50m",
+    defaultText: "50m, or until the batch ends with --programs alone",
     schema: duration(),
   }),
+  programs: COMMON_BENCH_SETTINGS.programs,
   json: {
     ...REPORT_SETTINGS.json,
     help: "write the report as JSON ({runs: [...]}, series included)",
@@ -129,7 +138,10 @@ export interface SimulateOptions {
   numGpuBlocks?: number;
   workload: WorkloadSpec;
   warmupMs: number;
+  /** With `--programs` alone: BATCH_HORIZON_MS, a window the batch ends within. */
   durationMs: number;
+  /** The fixed batch (`--programs`): the run stops when its last program has ended. */
+  maxPrograms?: number;
   seed: number;
   schedulerIntervalMs: number;
   knobs: TrKnobs;
@@ -170,6 +182,7 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
   // the served max_model_len.
   const maxContextTokens = engineMaxModelLen(profile, v.numGpuBlocks);
   const { knobs, schedulerIntervalMs } = resolveTrKnobs(flags);
+  const bounds = runBounds(v, { warmupMs: DEFAULT_WARMUP_MS, durationMs: DEFAULT_DURATION_MS });
   return {
     routers: v.router as SimRouter[],
     concurrency: v.concurrency,
@@ -177,8 +190,9 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
     profile,
     numGpuBlocks: v.numGpuBlocks,
     workload: workloadSpecOf(v, maxContextTokens),
-    warmupMs: v.warmup,
-    durationMs: v.duration,
+    warmupMs: bounds.warmupMs,
+    durationMs: bounds.durationMs ?? BATCH_HORIZON_MS,
+    maxPrograms: bounds.maxPrograms,
     seed: v.seed,
     schedulerIntervalMs,
     knobs,

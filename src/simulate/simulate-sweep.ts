@@ -31,6 +31,7 @@ export function simRunOptions(
     numGpuBlocks: o.numGpuBlocks,
     warmupMs: o.warmupMs,
     durationMs: o.durationMs,
+    maxPrograms: o.maxPrograms,
     schedulerIntervalMs: o.schedulerIntervalMs,
     knobs: o.knobs,
     engineSeed: o.seed,

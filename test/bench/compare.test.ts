@@ -74,6 +74,8 @@ describe("bench compare", () => {
     for (const r of reports) {
       assert.equal(r.errors_total, 0, `${r.router}: ${JSON.stringify(r.errors)}`);
       assert.equal(r.programs_completed_total, 3);
+      assert.equal(r.batch?.completed, 3, `${r.router}: the batch of --programs 3`);
+      assert.equal(r.batch?.makespan_ms, r.window_ms.end, `${r.router}: ends with its batch`);
     }
     assert.equal(
       reports[0].steps_completed,

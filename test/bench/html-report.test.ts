@@ -112,3 +112,41 @@ test("a run whose sampled /metrics never gave a KV figure gets the note, not an 
   assert.ok(!html.includes('id="kv-0"'));
   assert.match(html, /Not recorded in these runs/);
 });
+
+test("the completion-time CDF and the table count the programs completed in the window", () => {
+  const records: RunRecords = {
+    steps: [],
+    errors: [],
+    programs: [
+      { programId: "warm", launchMs: 0, outcome: "completed", endMs: 4_000 }, // in the warm-up
+      { programId: "a", launchMs: 0, outcome: "completed", endMs: 20_000 }, // 20 s
+      { programId: "b", launchMs: 6_000, outcome: "completed", endMs: 16_000 }, // 10 s
+      { programId: "c", launchMs: 7_000, outcome: "unfinished" },
+    ],
+    endMs: 30_000,
+  };
+  const meta = {
+    router: "tr",
+    concurrency: 2,
+    workload: "w",
+    seed: 1,
+    timeScale: 1,
+    warmupMs: 5000,
+    durationMs: 25_000,
+    programs: 4,
+  };
+  const html = renderHtmlReport([{ report: buildRunReport(meta, records), records }], "t");
+  const data = JSON.parse(/const D = (.*);\n/.exec(html)?.[1] ?? "null") as {
+    completion: { x: number[]; y: number[][] };
+  };
+  assert.equal(data.completion.x[0], 10, "the shortest is b's 10 s");
+  assert.equal(data.completion.x.at(-1), 20, "the longest is a's 20 s");
+  const ys = data.completion.y[0] ?? [];
+  assert.equal(ys[0], 0.5, "one of the two timed programs at the shortest");
+  assert.equal(ys.at(-1), 1);
+  assert.ok(html.includes('<div id="completion">'));
+  // The table: 2 completed, p50 15 s, max 20 s, and no makespan while c is unfinished.
+  assert.match(html, /<th>batch makespan \(s\)<\/th>/);
+  assert.match(html, /<td class="num">2<\/td><td class="num">15<\/td>/);
+  assert.match(html, /<td class="num">20<\/td><td class="num">–<\/td><\/tr>/);
+});

@@ -75,6 +75,26 @@ describe("maitred bench against an in-process simulated backend", () => {
     }
   });
 
+  it("a fixed batch (--programs 3) reports its makespan and each program's completion time", async () => {
+    const { report, records } = await replayTrace();
+    const ends = records.programs.map((p) => p.endMs as number);
+    assert.equal(records.programs.length, 3);
+    assert.deepEqual(report.batch, {
+      programs: 3,
+      completed: 3,
+      failed: 0,
+      unfinished: 0,
+      makespan_ms: Math.round(Math.max(...ends)),
+    });
+    // Each program from its first request (its first step's start) to its last response.
+    for (const p of records.programs) {
+      const own = records.steps.filter((s) => s.programId === p.programId);
+      assert.equal(p.launchMs, own[0].startMs, `${p.programId} starts with its first request`);
+      assert.equal(p.endMs, own.at(-1)?.endMs, `${p.programId} ends with its last response`);
+    }
+    assert.equal(report.program_completion_ms.count, 3, "no window: the whole batch is timed");
+  });
+
   it("plain JSON requests (--no-stream) replay the same steps, without a first token", async () => {
     const { report, records } = await replayTrace(0);
     assert.deepEqual(report.errors, {});
@@ -132,6 +152,10 @@ describe("maitred bench against an in-process simulated backend", () => {
     });
     assert.equal(report.programs_failed, 2);
     assert.equal(report.steps_completed, 0);
+    // A batch of failed programs still ends: a rollout waits for failures too.
+    assert.equal(report.batch?.failed, 2);
+    assert.notEqual(report.batch?.makespan_ms, null);
+    assert.equal(report.program_completion_ms.count, 0, "a failed program is not timed");
     assert.ok(
       Object.keys(report.errors).every((k) => k.startsWith("http_404")),
       JSON.stringify(report.errors),

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { BATCH_HORIZON_MS } from "../../src/simulate/run-simulation.ts";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 import { simulateJson } from "../../src/simulate/simulate-report.ts";
-import { logCounter, sharedRun, smallRun } from "./helpers.ts";
+import { markUnreleased } from "../../src/workload/unreleased.ts";
+import { logCounter, sharedRun, smallRun, smallWorkload } from "./helpers.ts";
 
 test("two runs with the same inputs give byte-identical JSON", () => {
   // Half a simulated minute is plenty to tell identical runs from different ones.
@@ -112,4 +114,57 @@ test("a forced resume fires at its deadline between two ticks, as the HTTP runti
   );
   const longest = Math.max(...waits);
   assert.ok(longest < 7000 + 1e-3, `a step waited ${longest} ms, past the 7 s max pause`);
+});
+
+/** A fixed batch (`--programs 3`) of the small workload, two at a time, with no window. */
+const batchRun = (over: Parameters<typeof smallRun>[0] = {}) =>
+  smallRun({
+    concurrency: 2,
+    maxPrograms: 3,
+    warmupMs: 0,
+    durationMs: BATCH_HORIZON_MS,
+    ...over,
+  });
+
+test("a fixed batch of 3 runs exactly 3 programs and ends with the last of them", () => {
+  const { report, records } = batchRun();
+  assert.equal(records.programs.length, 3, "no slot started a fourth program");
+  assert.ok(records.programs.every((p) => p.outcome === "completed"));
+  const lastEnd = Math.max(...records.programs.map((p) => p.endMs as number));
+  assert.equal(records.endMs, lastEnd, "the run ends when its last program does");
+  assert.deepEqual(report.batch, {
+    programs: 3,
+    completed: 3,
+    failed: 0,
+    unfinished: 0,
+    makespan_ms: Math.round(lastEnd),
+  });
+  // Every program of the batch is timed: first request to its end.
+  const times = records.programs.map((p) => (p.endMs as number) - p.launchMs).sort((a, b) => a - b);
+  assert.equal(report.program_completion_ms.count, 3);
+  assert.equal(report.program_completion_ms.p50, Math.round(times[1] * 10) / 10);
+  assert.equal(report.program_completion_ms.max, Math.round(times[2] * 10) / 10);
+  assert.ok(lastEnd < BATCH_HORIZON_MS / 1000, "the batch, not the horizon, ended the run");
+});
+
+test("a batch whose clients never release it still ends with the last step, not the idle timeout", () => {
+  const workload = markUnreleased(smallWorkload(), 1);
+  const { report, records } = batchRun({ workload });
+  for (const p of records.programs) {
+    const last = records.steps.filter((s) => s.programId === p.programId).at(-1);
+    assert.equal(p.endMs, last?.endMs, `${p.programId} ends with its last step`);
+  }
+  assert.equal(report.batch?.makespan_ms, Math.round(records.endMs));
+  assert.equal(report.batch?.completed, 3);
+});
+
+test("a window shorter than the batch stops it: no makespan, the rest unfinished", () => {
+  const { report, records } = batchRun({ durationMs: 30_000 });
+  assert.equal(records.endMs, 30_000);
+  assert.equal(report.batch?.makespan_ms, null);
+  assert.ok((report.batch?.unfinished ?? 0) > 0);
+  assert.equal(
+    report.program_completion_ms.unfinished,
+    records.programs.filter((p) => p.outcome === "unfinished").length,
+  );
 });

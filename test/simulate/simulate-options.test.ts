@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler-config.ts";
 import { ConfigError } from "../../src/errors.ts";
+import { BATCH_HORIZON_MS } from "../../src/simulate/run-simulation.ts";
 import { resolveSimulateFlags } from "../../src/simulate/simulate-options.ts";
 import { simulateSweep } from "../../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../../src/workload/load-workload.ts";
@@ -26,6 +27,20 @@ test("defaults: default and tr at 128 programs on 2 engines, serve's tr knobs", 
   assert.equal(o.knobs.placement, DEFAULT_SCHEDULER_CONFIG.placement);
   assert.equal(o.knobs.actingTokenWeight, DEFAULT_SCHEDULER_CONFIG.actingTokenWeight);
   assert.equal(o.warmupMs + o.durationMs, 3_600_000, "one simulated hour");
+});
+
+test("--programs alone runs the whole batch: no warm-up, a window the batch ends within", () => {
+  const o = resolveSimulateFlags({ programs: "3" });
+  assert.equal(o.maxPrograms, 3);
+  assert.equal(o.warmupMs, 0);
+  assert.equal(o.durationMs, BATCH_HORIZON_MS);
+  const windowed = resolveSimulateFlags({ programs: "3", duration: "5m" });
+  assert.equal(windowed.durationMs, 300_000, "a given window may stop the batch first");
+  assert.equal(resolveSimulateFlags({}).maxPrograms, undefined);
+  assert.throws(
+    () => resolveSimulateFlags({ programs: "0" }),
+    (e: unknown) => e instanceof ConfigError && e.field === "programs",
+  );
 });
 
 test("tr knobs are parsed with maitred serve's parsers (seconds, booleans, enums)", () => {
@@ -148,6 +163,24 @@ test("maitred simulate writes {runs: [...]} with the bench fields and engine tru
   const page = readFileSync(html, "utf8");
   assert.match(page, /^<!doctype html>/);
   assert.equal((page.match(/id="kv-\d"/g) ?? []).length, 2, "KV over time for each run");
+});
+
+test("maitred simulate --programs 2 reports the batch's makespan in the table, JSON and page", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "maitred-simulate-"));
+  const json = join(dir, "out.json");
+  const html = join(dir, "out.html");
+  const args = ["simulate", "--router", "default", "--concurrency", "2", "--programs", "2"];
+  const small = ["--workload", "swe-bash", "--num-backends", "1", "--num-gpu-blocks", "2000"];
+  const { code, stdout } = await runMaitred([...args, ...small, "--json", json, "--html", html]);
+  assert.equal(code, 0);
+  const [run] = JSON.parse(readFileSync(json, "utf8")).runs;
+  assert.equal(run.programs_started, 2);
+  assert.equal(run.batch.completed, 2);
+  assert.equal(run.batch.makespan_ms, run.window_ms.end, "the run ends with its batch");
+  assert.equal(run.program_completion_ms.count, 2);
+  assert.match(stdout, /batch makespan \(s\)\s+[\d.]+\n/);
+  assert.match(stdout, /program completion p95 \(s\)/);
+  assert.match(readFileSync(html, "utf8"), /id="completion"/);
 });
 
 test("maitred simulate with a bad flag exits 2 and names the flag", async () => {
