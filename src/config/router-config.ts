@@ -65,6 +65,8 @@ export interface RouterConfig {
   pollConcurrency: number;
   upstreamConnections: number;
   shutdownGraceMs: number;
+  /** `--hold-keepalive`: a held stream gets its SSE head at once and a comment every 15 s. */
+  holdKeepalive: "on" | "off";
   /** `--admin-token`: the bearer token of the admin routes; null = loopback clients only. */
   adminToken: string | null;
   identityOrder: IdentitySource[];
@@ -398,6 +400,14 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     help: "time in-flight streams get after SIGTERM",
     default: SHUTDOWN_GRACE_S,
     schema: duration({ allowZero: true }),
+  },
+  {
+    key: "hold-keepalive",
+    prop: "holdKeepalive",
+    arg: "<mode>",
+    help: "on: a held streaming request gets its 200 and SSE head at once, then a comment with its queue position every 15 s, so idle timeouts do not cut it; off: nothing is sent until it is seated",
+    default: "on",
+    schema: oneOf(["on", "off"]),
   },
   {
     key: "identity-order",

@@ -2,7 +2,13 @@
  * JSON views for the admin endpoints, shaped like ThunderAgent's (lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
-import type { BackendView, PrioritySnapshot, ProgramView, SchedulerSnapshot } from "../core/api.ts";
+import type {
+  BackendView,
+  HoldView,
+  PrioritySnapshot,
+  ProgramView,
+  SchedulerSnapshot,
+} from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { splitProgramKey } from "./program-scope.ts";
 
@@ -29,6 +35,32 @@ export function programJson(p: ProgramView) {
     last_activity: p.lastActivity,
     // Present only while priorities are on (a program takes its latest request's class).
     ...(p.priorityClass === undefined ? {} : { priority_class: p.priorityClass }),
+  };
+}
+
+/**
+ * Where a program's held request stands (the core's hold-position.ts): its place in the queue
+ * (1 = next), how long it has waited, when room is made for it (ageing, or its class's
+ * threshold with priorities on) and when it is seated at the latest (the max pause), as
+ * times on the router's clock (ms since the epoch) and as ms from `now`. null when nothing of
+ * the program is held.
+ */
+export function holdJson(v: HoldView | null, now: number) {
+  if (v === null) return null;
+  const inMs = (at: number | null) => (at === null ? null : Math.max(0, at - now));
+  return {
+    position: v.position,
+    held_programs: v.waitingPrograms,
+    held_since: v.parkedAt,
+    waited_ms: Math.max(0, now - v.parkedAt),
+    room_made_by: v.roomBound,
+    room_made_at: v.roomAt,
+    room_made_in_ms: inMs(v.roomAt),
+    seated_by: v.seatAt,
+    seated_in_ms: inMs(v.seatAt),
+    max_wait_at: v.maxWaitAt,
+    queue_timeout_at: v.queueTimeoutAt,
+    ...(v.priorityClass === undefined ? {} : { priority_class: v.priorityClass }),
   };
 }
 

@@ -12,7 +12,7 @@ import { Errors, toErrorResponse } from "../errors.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
 import { checkAdmin } from "./admin-access.ts";
-import { backendsJson, healthJson, programJson, programsJson } from "./admin-views.ts";
+import { backendsJson, healthJson, holdJson, programJson, programsJson } from "./admin-views.ts";
 import { listModels } from "./models-route.ts";
 import { parseProgramId } from "./program-identity.ts";
 import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
@@ -78,7 +78,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const key = adminKey(c.req.param("id"), c.req.query("tenant"));
     const p = loop.scheduler.program(key);
     if (!p) throw Errors.notFound(`Program ${describeKey(key)} is not known.`, "program_id");
-    return c.json({ ...programJson(p), profile: deps.profiler?.profile(key) ?? null });
+    return c.json({
+      ...programJson(p),
+      hold: holdJson(loop.scheduler.holdOf({ programId: key }), deps.clock.now()),
+      profile: deps.profiler?.profile(key) ?? null,
+    });
   });
   // An agent ends its own programs: the id is looked up in the caller's scope. Naming another
   // tenant's program (`tenant` in the body) is an admin act.

@@ -15,6 +15,10 @@
  * request's first byte (`tryCommitFirstByte`): a request preempted before that is
  * answered by its cancel with a plain 503 envelope rather than a broken stream. A rebuilt
  * answer commits at its first token: from then on the backend is spending its work on it.
+ *
+ * A stream that was held has its SSE head out already (held-stream.ts): what the head would
+ * have said becomes a comment before the first event, and a body the backend sent instead of
+ * a stream becomes an event.
  */
 import type {
   IncomingHttpHeaders,
@@ -27,6 +31,7 @@ import { Errors, type MaitredError } from "../errors.ts";
 import type { RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardRequestHeaders, relayResponseHeaders } from "./headers.ts";
+import type { HeldStream } from "./held-stream.ts";
 import { ENDPOINT_PATHS, type PreparedRequest } from "./prepare-request.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { type CompletionRebuilder, createCompletionRebuilder } from "./rebuild-completion.ts";
@@ -51,7 +56,10 @@ export function forwardToBackend(
   incoming: IncomingMessage,
   outgoing: ServerResponse,
   requestId: string,
+  heldStream: HeldStream | null = null,
 ): Promise<RequestOutcome> {
+  // The head went out while the request was held: only SSE may follow.
+  const opened = heldStream?.opened === true ? heldStream : null;
   const upstream = deps.upstreams.get(grant.backendId);
   if (!upstream)
     return Promise.reject(Errors.internal(`Scheduler chose unknown backend ${grant.backendId}`));
@@ -62,6 +70,7 @@ export function forwardToBackend(
     let rebuilder: CompletionRebuilder | null = null;
     let parts: Buffer[] | null = null;
     let held: { status: number; headers: OutgoingHttpHeaders } | null = null;
+    let upstreamStatus = 0;
     let abortReason: MaitredError | null = null;
 
     const cleanup = () => {
@@ -86,8 +95,11 @@ export function forwardToBackend(
         abort(pending.cancelReason ?? Errors.preempted());
         return false;
       }
-      outgoing.writeHead(h.status, h.headers);
-      if (parts === null) outgoing.flushHeaders();
+      if (opened !== null) opened.placed(grant, h.status);
+      else {
+        outgoing.writeHead(h.status, h.headers);
+        if (parts === null) outgoing.flushHeaders();
+      }
       return true;
     };
     const onClientClose = () => {
@@ -143,6 +155,7 @@ export function forwardToBackend(
       {
         onStart(status: number, upstreamHeaders: IncomingHttpHeaders) {
           responded = true;
+          upstreamStatus = status;
           ok = status >= 200 && status < 300;
           const contentType = String(upstreamHeaders["content-type"] ?? "");
           const sse = ok && contentType.includes("text/event-stream");
@@ -182,6 +195,7 @@ export function forwardToBackend(
           }
           if (gated)
             held = { status, headers }; // written at the commit, with the first chunk
+          else if (opened !== null) opened.placed(grant, status);
           else {
             outgoing.writeHead(status, headers);
             outgoing.flushHeaders();
@@ -201,6 +215,7 @@ export function forwardToBackend(
           if (refused) return;
           const out = relay?.push(chunk) ?? null;
           if (out === null) return;
+          if (opened !== null) opened.answered = true;
           // One socket read often carries many events; gather them and write once per tick
           // instead of one syscall per event (measured: the syscall dominates on loopback).
           batch.push(out);
@@ -220,7 +235,8 @@ export function forwardToBackend(
           if (parts !== null) {
             const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
             if (ok) flow.usage = usageOfBody(body);
-            outgoing.end(body);
+            if (opened !== null) opened.endWithBody(upstreamStatus, body);
+            else outgoing.end(body);
           } else {
             const rest = relay?.flush() ?? null;
             if (rest !== null) batch.push(rest);

@@ -40,6 +40,8 @@ export interface ProxyDeps {
   responseFlavour: ResponseFlavour;
   /** Streamed completion tokens between `request_progress` events. */
   progressIntervalTokens: number;
+  /** `--hold-keepalive`: a held stream is answered at once and kept alive (held-stream.ts). */
+  holdKeepalive: boolean;
   newRequestId(): string;
   /** A request was parked by the core (the runtime may need an earlier deadline tick). */
   onParked(): void;

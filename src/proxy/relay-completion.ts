@@ -10,7 +10,9 @@
  * anything was written are thrown to Hono's onError (the one envelope mapping); after that the
  * stream gets an SSE error event, as vLLM does mid-stream.
  * With priorities on nothing is written before the core commits the first byte, so a
- * request preempted before it is always answered with a clean 503 envelope.
+ * request preempted before it is always answered with a clean 503 envelope. A stream the core
+ * holds is the exception (held-stream.ts): its head and comments go out while it waits, and
+ * an error that ends the hold is its error event.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestOutcome, SchedulerEvent } from "../core/events.ts";
@@ -18,6 +20,7 @@ import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
 import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardToBackend } from "./forward-to-backend.ts";
+import { answered, createHeldStream, type HeldStream } from "./held-stream.ts";
 import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-request.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
@@ -48,7 +51,7 @@ export async function relayCompletion(
   if (deps.isDraining()) throw Errors.shuttingDown();
   const raw = await readBody(incoming, deps.maxBodySize, deps.bodyBudget);
   try {
-    await relayRead(deps, endpoint, raw, { incoming, outgoing, requestId });
+    await relayRead(deps, endpoint, raw, { incoming, outgoing, requestId, held: null });
   } finally {
     deps.bodyBudget.give(raw.length);
   }
@@ -59,6 +62,8 @@ interface Call {
   incoming: IncomingMessage;
   outgoing: ServerResponse;
   requestId: string;
+  /** Made the first time the core holds the request, if it streams (held-stream.ts). */
+  held: HeldStream | null;
 }
 
 /** The request once its body is read (and held against the body budget). */
@@ -100,7 +105,7 @@ async function relayRead(
     }
     if (step.failure !== null) {
       if (!outgoing.headersSent) throw step.failure.error;
-      endBrokenStream(outgoing, step.failure);
+      endBrokenStream(outgoing, step.failure, call.held);
     }
   } finally {
     ended();
@@ -123,11 +128,12 @@ function elsewhere(deps: ProxyDeps, failed: string): boolean {
  * came whole but unusable, or the backend's own error status is not retried, nor is a request
  * when no other backend is healthy (the backend's own failure, a 502, is then the answer).
  */
-function retryable(deps: ProxyDeps, step: Step, outgoing: ServerResponse): boolean {
+function retryable(deps: ProxyDeps, step: Step, call: Call): boolean {
+  const { outgoing } = call;
   return (
     step.failure?.connection === true &&
     step.grant !== null &&
-    !outgoing.headersSent &&
+    !answered(call.held, outgoing) &&
     !outgoing.destroyed &&
     !deps.isDraining() &&
     elsewhere(deps, step.grant.backendId)
@@ -176,12 +182,18 @@ async function tryBackend(
       arrived.classClamped = req.classClamped;
     }
     loop.send(arrived);
-    if (pending.status === "waiting") deps.onParked();
+    if (pending.status === "waiting") {
+      deps.onParked();
+      if (req.stream && deps.holdKeepalive) {
+        call.held ??= createHeldStream(deps, outgoing, req.identity.programId);
+        call.held.hold(step.id);
+      }
+    }
     // Usually granted while the core handled the arrival: no promise, no wait.
     step.grant =
       pending.status === "dispatched"
         ? (pending.grant as Grant)
-        : await waitForGrant(pending, outgoing);
+        : await waitForGrant(pending, outgoing, call.held);
     step.dispatchedAt = clock.now();
     step.outcome = await forwardToBackend(
       deps,
@@ -192,6 +204,7 @@ async function tryBackend(
       call.incoming,
       outgoing,
       call.requestId,
+      call.held,
     );
   } catch (err) {
     step.failure =
@@ -221,7 +234,7 @@ async function tryBackend(
           error: failure.error.message,
         });
       }
-      step.retrying = !retry && retryable(deps, step, outgoing);
+      step.retrying = !retry && retryable(deps, step, call);
     } finally {
       // Ended in the core whatever happened above: its step goes on when it is retried.
       step.flow.finish(now, step.outcome, step.retrying);
@@ -262,21 +275,30 @@ function report(
  * The grant, or why there is none. Usually the core dispatched during `request_arrived` and
  * this returns at once; a parked request waits for `dispatch` or `reject` (its own
  * `x-maitred-max-wait-ms` is one of the core's deadlines, like every other wait bound), or for
- * the client leaving (→ client_closed).
+ * the client leaving (→ client_closed). A held stream's keep-alive ends with the wait.
  */
-function waitForGrant(pending: PendingRequest, outgoing: ServerResponse): Promise<Grant> {
+function waitForGrant(
+  pending: PendingRequest,
+  outgoing: ServerResponse,
+  held: HeldStream | null,
+): Promise<Grant> {
   if (pending.status !== "waiting") return pending.granted;
   if (outgoing.destroyed) return Promise.reject(Errors.clientClosed());
   return new Promise<Grant>((resolve, reject) => {
-    const onClose = () => reject(Errors.clientClosed());
+    const onClose = () => {
+      held?.release();
+      reject(Errors.clientClosed());
+    };
     outgoing.on("close", onClose);
     pending.granted.then(
       (g) => {
         outgoing.off("close", onClose);
+        held?.release();
         resolve(g);
       },
       (e: MaitredError) => {
         outgoing.off("close", onClose);
+        held?.release();
         reject(e);
       },
     );
@@ -284,11 +306,16 @@ function waitForGrant(pending: PendingRequest, outgoing: ServerResponse): Promis
 }
 
 /** Headers are out: tell a still-listening client in-band, then end the response. */
-function endBrokenStream(outgoing: ServerResponse, failure: Failure): void {
+function endBrokenStream(
+  outgoing: ServerResponse,
+  failure: Failure,
+  held: HeldStream | null,
+): void {
   if (failure.outcome === "client_closed" || outgoing.destroyed) {
     outgoing.destroy();
     return;
   }
-  if (!outgoing.writableEnded)
+  if (held?.opened === true && !held.answered) held.fail(failure.error);
+  else if (!outgoing.writableEnded)
     outgoing.end(`data: ${errorBodyJson(failure.error)}\n\ndata: [DONE]\n\n`);
 }

@@ -129,6 +129,7 @@ export async function startRouter(
   const ui = createUiFeed({
     clock,
     snapshot: () => loop.scheduler.snapshot(),
+    holds: () => loop.scheduler.holds(),
     isDraining: () => draining,
   });
   const build = options.createScheduler ?? createScheduler;
@@ -248,6 +249,7 @@ export async function startRouter(
     upstreamStream: config.upstreamStream,
     responseFlavour: config.backendType,
     progressIntervalTokens: config.progressIntervalTokens,
+    holdKeepalive: config.holdKeepalive === "on",
     newRequestId: () => `req-${(++requestSeq).toString(36)}`,
     // A parked request may bring a deadline (max pause, max wait) before the armed one.
     onParked() {

@@ -6,7 +6,7 @@
  * booked and as the engine reports it). One frame is a plain JSON object; ui-routes.ts sends
  * it over SSE.
  */
-import type { SchedulerSnapshot } from "../core/api.ts";
+import type { HoldView, SchedulerSnapshot } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
 import { splitProgramKey } from "../proxy/program-scope.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
@@ -16,6 +16,23 @@ import type { RunLoopHooks } from "../runtime/run-loop.ts";
 const DECISIONS_KEPT = 50;
 /** Programs listed in a frame: the paused ones first, longest paused first. */
 const PROGRAMS_LISTED = 200;
+/** A held program's place, wait and bounds as the page shows them (ms from the frame's time). */
+export interface UiHold {
+  position: number;
+  waitedMs: number;
+  roomInMs: number | null;
+  seatInMs: number;
+}
+
+function uiHold(v: HoldView, now: number): UiHold {
+  return {
+    position: v.position,
+    waitedMs: Math.max(0, now - v.parkedAt),
+    roomInMs: v.roomAt === null ? null : Math.max(0, v.roomAt - now),
+    seatInMs: Math.max(0, v.seatAt - now),
+  };
+}
+
 /** History: one point every SAMPLE_MS for HISTORY_POINTS points (10 minutes). */
 const SAMPLE_MS = 2000;
 const HISTORY_POINTS = 300;
@@ -52,6 +69,8 @@ export interface UiFeed {
 export interface UiFeedOptions {
   clock: Clock;
   snapshot(): SchedulerSnapshot;
+  /** Programs with a held request, in queue order (the core's `holds()`). */
+  holds(): HoldView[];
   isDraining(): boolean;
 }
 
@@ -123,6 +142,8 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
     frame() {
       const now = o.clock.now();
       const snap = o.snapshot();
+      const held = new Map<string, HoldView>();
+      for (const v of o.holds()) held.set(v.programId, v);
       const programs = [...snap.programs].sort(
         (a, b) =>
           (b.pausedSince === null ? -1 : now - b.pausedSince) -
@@ -134,6 +155,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
         draining: o.isDraining(),
         stepsPerMin: stepsPerMin(now),
         queueLength: snap.queueLength,
+        heldPrograms: held.size,
         backends: snap.backends.map((b) => ({
           id: b.id,
           healthy: b.healthy,
@@ -164,6 +186,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
             backend: p.backend,
             steps: p.steps,
             pausedForMs: p.pausedSince === null ? null : now - p.pausedSince,
+            hold: held.has(p.id) ? uiHold(held.get(p.id) as HoldView, now) : null,
             class: p.priorityClass ?? null,
           };
         }),

@@ -1,24 +1,33 @@
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { test } from "node:test";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
+import { openStream } from "./helpers/stream-reader.ts";
 import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
 
 const TOKEN = "ui-admin-token-0123456789";
 
-/** The first SSE frame of /ui/events, then the stream is closed. */
-async function firstFrame(router: TestRouter, query = ""): Promise<Record<string, unknown>> {
-  const abort = new AbortController();
-  const res = await fetch(`${router.url}/ui/events${query}`, { signal: abort.signal });
-  assert.equal(res.status, 200);
-  assert.match(res.headers.get("content-type") ?? "", /text\/event-stream/);
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  let text = "";
-  while (!text.includes("\n\n")) {
-    const { value } = await reader.read();
-    text += new TextDecoder().decode(value);
-  }
-  abort.abort();
-  return JSON.parse(text.slice(text.indexOf("data: ") + 6, text.indexOf("\n\n")));
+/**
+ * The first SSE frame of /ui/events, then the connection is destroyed (a fetch's abort can
+ * leave its connection open for seconds, and shutdown waits for it).
+ */
+function firstFrame(router: TestRouter, query = ""): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${router.url}/ui/events${query}`, { agent: false }, (res) => {
+      assert.equal(res.statusCode, 200);
+      assert.match(res.headers["content-type"] ?? "", /text\/event-stream/);
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (piece: string) => {
+        text += piece;
+        if (!text.includes("\n\n")) return;
+        res.destroy();
+        resolve(JSON.parse(text.slice(text.indexOf("data: ") + 6, text.indexOf("\n\n"))));
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
 }
 
 test("/ui serves the page and its files from the package, and /ui/events streams frames of backends and programs", async () => {
@@ -84,6 +93,33 @@ test("with --admin-token the page and its stream need the token, as a bearer hea
     await page.text();
     const frame = await firstFrame(router, `?token=${TOKEN}`);
     assert.ok(Array.isArray(frame.backends));
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
+
+test("a held program shows its place in the queue, its wait and its bounds on the live page", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 }); // no capacity: requests are held
+  const router = await startTestRouter({ backends: backend.url, "scheduler-interval": "3600" });
+  try {
+    const s = await openStream(router, "held-here");
+    router.clock.advance(15_000);
+    const frame = (await firstFrame(router)) as {
+      heldPrograms: number;
+      programs: { id: string; hold: Record<string, number | null> | null }[];
+    };
+    assert.equal(frame.heldPrograms, 1);
+    const { maxPauseMs } = router.config;
+    assert.deepEqual(frame.programs.find((p) => p.id === "held-here")?.hold, {
+      position: 1,
+      waitedMs: 15_000,
+      roomInMs: Math.min(router.config.ageingMs || maxPauseMs, maxPauseMs) - 15_000,
+      seatInMs: maxPauseMs - 15_000,
+    });
+    backend.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    await s.end();
   } finally {
     await router.close();
     await backend.close();

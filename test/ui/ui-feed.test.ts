@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { SchedulerSnapshot } from "../../src/core/api.ts";
+import type { HoldView, SchedulerSnapshot } from "../../src/core/api.ts";
 import { createManualClock } from "../../src/runtime/clock.ts";
 import { createUiFeed } from "../../src/ui/ui-feed.ts";
 
@@ -46,7 +46,12 @@ function snapshotWith(used: number, kv: number | null): SchedulerSnapshot {
 test("the feed counts steps of the last minute, keeps the core's decisions with reasons, and samples belief beside truth", () => {
   const clock = createManualClock(0);
   let snap = snapshotWith(400, 0.25);
-  const feed = createUiFeed({ clock, snapshot: () => snap, isDraining: () => false });
+  const feed = createUiFeed({
+    clock,
+    snapshot: () => snap,
+    holds: () => [],
+    isDraining: () => false,
+  });
   feed.start();
   for (let i = 0; i < 3; i++)
     feed.hooks.onEvent?.({
@@ -108,4 +113,40 @@ test("the feed counts steps of the last minute, keeps the core's decisions with 
   );
   feed.stop();
   assert.equal(clock.pendingTimers(), 0);
+});
+
+test("a held program shows its place in the queue, how long it waited and when its bounds come", () => {
+  const clock = createManualClock(10_000);
+  const hold: HoldView = {
+    programId: "t1\u001fp-paused",
+    requestId: "req-1",
+    position: 2,
+    waitingPrograms: 3,
+    parkedAt: 4_000,
+    waitedMs: 5_000,
+    roomAt: 604_000,
+    roomBound: "ageing",
+    seatAt: 904_000,
+    maxWaitAt: null,
+    queueTimeoutAt: null,
+  };
+  const feed = createUiFeed({
+    clock,
+    snapshot: () => snapshotWith(400, 0.25),
+    holds: () => [hold],
+    isDraining: () => false,
+  });
+  const f = feed.frame() as {
+    heldPrograms: number;
+    programs: { id: string; hold: Record<string, number | null> | null }[];
+  };
+  assert.equal(f.heldPrograms, 1);
+  assert.deepEqual(
+    f.programs.map((p) => [p.id, p.hold]),
+    [
+      ["p-paused", { position: 2, waitedMs: 6_000, roomInMs: 594_000, seatInMs: 894_000 }],
+      ["p-active", null],
+    ],
+    "waited by the page's clock, the bounds as time left",
+  );
 });

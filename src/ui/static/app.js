@@ -24,6 +24,14 @@ const fmtSecs = (ms) => {
 };
 const shortUrl = (u) => u.replace(/^https?:\/\//, "");
 
+// A held request's place in the queue (1 = next), its wait, and when room is made for it
+// (ageing, or its class's threshold) and when it is seated at the latest (the max pause).
+function fmtHold(h) {
+  if (!h) return "";
+  const room = h.roomInMs === null ? "" : ` · room in ${fmtSecs(h.roomInMs)}`;
+  return `#${h.position} · waited ${fmtSecs(h.waitedMs)}${room} · seated within ${fmtSecs(h.seatInMs)}`;
+}
+
 function fill(tbody, rows) {
   tbody.replaceChildren(...rows);
 }
@@ -36,6 +44,7 @@ function renderTotals(f) {
     ["acting", fmtInt(f.counts.acting)],
     ["paused", fmtInt(f.counts.paused)],
     ["queued requests", fmtInt(f.queueLength)],
+    ["held programs", fmtInt(f.heldPrograms)],
   ];
   $("#totals").replaceChildren(
     ...items.map(([k, v]) => el("div", null, el("dt", null, k), el("dd", null, v))),
@@ -113,6 +122,7 @@ function renderPrograms(f) {
         el("td", null, p.backend ? shortUrl(p.backend) : ""),
         el("td", { class: "num" }, fmtInt(p.steps)),
         el("td", { class: "num" }, fmtSecs(p.pausedForMs)),
+        el("td", { class: "hold" }, fmtHold(p.hold)),
         el("td", null, p.class ?? ""),
       ),
     ),

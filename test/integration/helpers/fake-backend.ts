@@ -3,7 +3,8 @@
  * with vLLM's shapes. A stream can be held open after some
  * chunks (disconnect tests; a request with header `x-fake-no-hold` is never held), or, for a
  * request with header `x-fake-hold-first`, after its head and before any chunk (preemption
- * tests); /metrics reports the configured KV capacity.
+ * tests); /metrics reports the configured KV capacity, which a test may change (a backend
+ * that reports none cannot be placed on, so the router holds what arrives until it does).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -41,6 +42,8 @@ export interface FakeBackend {
   release(): void;
   /** While frozen, /metrics requests are read and never answered (an engine that hangs). */
   freezeMetrics(frozen: boolean): void;
+  /** What /metrics reports from now on as num_gpu_blocks (0 = no capacity). */
+  setNumGpuBlocks(blocks: number): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +64,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   const prompt = options.promptTokens ?? 10;
   const received: Received[] = [];
   let metricsFrozen = false;
+  let numGpuBlocks = options.numGpuBlocks ?? 4096;
   let closed = signal();
   let heldSignal = signal();
   let releaseSignal = signal();
@@ -164,7 +168,7 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
         // Never answered: the router's poll must give up on its own.
       } else if (path === "/metrics") {
         res.writeHead(200, { "content-type": "text/plain; version=0.0.4" });
-        const blocks = options.numGpuBlocks ?? 4096;
+        const blocks = numGpuBlocks;
         res.end(
           (blocks > 0
             ? `vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="${blocks}"} 1.0\n`
@@ -200,6 +204,9 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
     },
     freezeMetrics(frozen) {
       metricsFrozen = frozen;
+    },
+    setNumGpuBlocks(blocks) {
+      numGpuBlocks = blocks;
     },
     close: () =>
       new Promise<void>((r) => {

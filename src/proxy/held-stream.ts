@@ -1,0 +1,140 @@
+/**
+ * A streaming request the core holds (parks) is answered at once: the 200 and the SSE head go
+ * out as soon as it is parked, then a comment with its place in the queue at least every
+ * HOLD_KEEPALIVE_MS, so that a client, proxy or load balancer that gives up on a silent
+ * connection never cuts a request that is only waiting for room. SSE clients skip comments
+ * (lines that start with `:`), the official OpenAI SDKs included.
+ *
+ * Once the head is out, everything that follows is written as SSE: the headers a relayed
+ * answer would carry once a backend is chosen (`x-maitred-backend`, `x-maitred-paused-ms`, the
+ * backend's status when it is not 200) become a comment right before the first event; an error
+ * (the hold ended in one, or the backend answered with one) becomes an error event in the
+ * OpenAI envelope followed by `data: [DONE]`, as vLLM ends a stream that failed.
+ *
+ * Only requests that are held pay for this: one object and one timer each; a request
+ * dispatched at once never creates one.
+ */
+import type { ServerResponse } from "node:http";
+import { errorBodyJson, errorTypeForStatus, type MaitredError } from "../errors.ts";
+import type { Grant } from "../runtime/request-table.ts";
+import type { ProxyDeps } from "./proxy-deps.ts";
+
+/**
+ * A comment at least this often while a stream is held. The official OpenAI SDKs give up on a
+ * request that has sent nothing for 600 s, and proxies and load balancers cut an idle
+ * connection much sooner (60 s is a common default); a few bytes every 15 s stay well inside
+ * all of them.
+ */
+export const HOLD_KEEPALIVE_MS = 15_000;
+
+const DONE = "data: [DONE]\n\n";
+
+export interface HeldStream {
+  /** The SSE head went out: from now on every answer to the client is written as SSE. */
+  readonly opened: boolean;
+  /** An event (not a comment) went out: from now on the request is not tried elsewhere. */
+  answered: boolean;
+  /** The core parked `requestId`: open the stream (once) and keep it alive until `release`. */
+  hold(requestId: string): void;
+  /** The hold ended (dispatched, refused, or the client left): no more comments. */
+  release(): void;
+  /** Where it runs, as a comment before the first event (what a relayed head would say). */
+  placed(grant: Grant, status: number): void;
+  /** A body the backend sent instead of a stream (its error) as one event, then `[DONE]`. */
+  endWithBody(status: number, body: Buffer): void;
+  /** The request ended in maitred's error before any event: the error event, then `[DONE]`. */
+  fail(error: MaitredError): void;
+}
+
+/** The backend's body as one SSE event: its JSON compacted, anything else in the envelope. */
+function bodyEvent(status: number, body: Buffer): string {
+  const text = body.toString("utf8");
+  try {
+    const doc: unknown = JSON.parse(text);
+    if (typeof doc === "object" && doc !== null) return `data: ${JSON.stringify(doc)}\n\n`;
+  } catch {
+    // not JSON: wrapped below
+  }
+  const error = {
+    message: text.trim() || `Backend answered ${status}.`,
+    type: errorTypeForStatus(status),
+    param: null,
+    code: status,
+  };
+  return `data: ${JSON.stringify({ error })}\n\n`;
+}
+
+export function createHeldStream(
+  deps: Pick<ProxyDeps, "clock" | "loop" | "isDraining">,
+  outgoing: ServerResponse,
+  programId: string | null,
+): HeldStream {
+  let requestId: string | null = null;
+  let timer: { cancel(): void } | null = null;
+
+  /** One comment line; skipped while the client is not reading (the next one will do). */
+  const comment = (text: string) => {
+    if (!outgoing.destroyed && !outgoing.writableEnded && !outgoing.writableNeedDrain)
+      outgoing.write(`: maitred ${text}\n\n`);
+  };
+  const beat = () => {
+    timer = null;
+    if (requestId === null || outgoing.destroyed) return;
+    const v = deps.loop.scheduler.holdOf({ requestId });
+    // Waited by the runtime's clock: the core's time is that of its last event.
+    const waited = v === null ? 0 : Math.round(deps.clock.now() - v.parkedAt);
+    comment(v === null ? "held" : `held position=${v.position} waited_ms=${waited}`);
+    timer = deps.clock.setTimeout(beat, HOLD_KEEPALIVE_MS);
+  };
+
+  const stream: HeldStream = {
+    opened: false,
+    answered: false,
+    hold(id) {
+      if (outgoing.destroyed) return;
+      requestId = id;
+      if (!stream.opened) {
+        (stream as { opened: boolean }).opened = true;
+        if (deps.isDraining()) outgoing.shouldKeepAlive = false;
+        outgoing.writeHead(200, {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          // Asks a buffering reverse proxy (nginx) to pass each comment on as it comes.
+          "x-accel-buffering": "no",
+          "x-maitred-held": "true",
+          ...(programId === null ? {} : { "x-maitred-program": encodeURIComponent(programId) }),
+        });
+      }
+      timer?.cancel();
+      beat();
+    },
+    release() {
+      requestId = null;
+      timer?.cancel();
+      timer = null;
+    },
+    placed(grant, status) {
+      const paused = Math.round(grant.pausedMs);
+      comment(
+        `backend=${grant.backendId} paused_ms=${paused}${status === 200 ? "" : ` status=${status}`}`,
+      );
+    },
+    endWithBody(status, body) {
+      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body) + DONE);
+    },
+    fail(error) {
+      const retry = error.headers["retry-after"];
+      comment(`status=${error.status}${retry === undefined ? "" : ` retry_after=${retry}`}`);
+      if (!outgoing.writableEnded) outgoing.end(`data: ${errorBodyJson(error)}\n\n${DONE}`);
+    },
+  };
+  return stream;
+}
+
+/**
+ * Whether the client got any of its answer: an event, on a held stream (its head and comments
+ * tell it nothing a retry elsewhere would contradict); any byte, otherwise.
+ */
+export function answered(held: HeldStream | null, outgoing: ServerResponse): boolean {
+  return held?.opened === true ? held.answered : outgoing.headersSent;
+}

@@ -1,0 +1,250 @@
+import assert from "node:assert/strict";
+import { type IncomingMessage, request } from "node:http";
+import { test } from "node:test";
+import { startFakeBackend } from "./helpers/fake-backend.ts";
+import { openStream } from "./helpers/stream-reader.ts";
+import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
+
+/**
+ * Held streams over real sockets. A fake backend that reports no KV capacity cannot be placed
+ * on, so whatever arrives is held until the test lets it report one and runs a tick. Ticks
+ * come only from the test (`runOnce`): the clock moves the keep-alive comments and the
+ * deadlines alone.
+ */
+const FLAGS = { "scheduler-interval": "3600" };
+
+const isHeld = (router: TestRouter) => router.loop.scheduler.snapshot().queueLength > 0;
+
+for (const priority of [false, true]) {
+  test(`a held stream gets its head at once, its place every 15 s, then its events after a comment naming the backend${priority ? " (priorities on)" : ""}`, async () => {
+    const backend = await startFakeBackend({ numGpuBlocks: 0 });
+    const router = await startTestRouter({
+      backends: backend.url,
+      ...FLAGS,
+      ...(priority ? { priority: true } : {}),
+    });
+    try {
+      const s = await openStream(router, "long", { content: "x".repeat(2000) });
+      assert.ok(isHeld(router), "the head came while the request is held");
+      assert.equal(s.res.status, 200);
+      assert.match(s.res.headers.get("content-type") ?? "", /^text\/event-stream/);
+      assert.equal(s.res.headers.get("x-maitred-held"), "true");
+      assert.equal(s.res.headers.get("x-maitred-program"), "long");
+      assert.equal(s.res.headers.get("x-maitred-backend"), null, "not chosen yet");
+      assert.ok(s.res.headers.get("x-request-id"));
+      await s.until((t) => t.includes(": maitred held position=1 waited_ms=0\n\n"));
+      // A smaller program held after it comes first in the resume order (smallest first).
+      const small = await openStream(router, "short");
+      router.clock.advance(15_000);
+      await s.until((t) => t.includes(": maitred held position=2 waited_ms=15000\n\n"));
+      router.clock.advance(15_000);
+      await s.until((t) => t.includes(": maitred held position=2 waited_ms=30000\n\n"));
+      assert.doesNotMatch(s.text, /^data:/m, "nothing but comments while held");
+
+      backend.setNumGpuBlocks(4096);
+      await router.ticker.runOnce();
+      const body = await s.end();
+      const placed = `: maitred backend=${backend.url} paused_ms=30000\n\n`;
+      const at = body.indexOf(placed);
+      assert.ok(at > 0, body);
+      assert.equal(body.indexOf("data:"), at + placed.length, "right before the first event");
+      const content = body
+        .split("\n\n")
+        .filter((e) => e.startsWith("data: {"))
+        .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "")
+        .join("");
+      assert.equal(content, "t1t2t3t4t5");
+      assert.ok(body.endsWith("data: [DONE]\n\n"));
+      assert.doesNotMatch(body, /"error"/);
+      await small.end();
+      assert.equal(router.loop.scheduler.audit?.().length, 0, "the books are clean");
+    } finally {
+      await router.close();
+      await backend.close();
+    }
+  });
+}
+
+test("a hold that ends in an error ends the stream with vLLM's error event and [DONE]", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
+  try {
+    const s = await openStream(router, "impatient", {
+      headers: { "x-maitred-max-wait-ms": "20000" },
+    });
+    router.clock.advance(20_000);
+    const body = await s.end();
+    assert.match(body, /: maitred held position=1 waited_ms=15000\n\n/);
+    const tail = body.slice(body.indexOf(": maitred status="));
+    const [status, event, done] = tail.split("\n\n");
+    assert.equal(status, ": maitred status=503 retry_after=1");
+    assert.deepEqual(JSON.parse(event.replace(/^data: /, "")), {
+      error: {
+        message: "Program was paused for 20000 ms, longer than x-maitred-max-wait-ms allows.",
+        type: "ServiceUnavailableError",
+        param: null,
+        code: "paused_too_long",
+      },
+    });
+    assert.equal(done, "data: [DONE]");
+    assert.ok(body.endsWith("data: [DONE]\n\n"));
+    assert.equal(isHeld(router), false);
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
+
+test("a stream held at shutdown is told so in an error event, and close() resolves", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
+  const s = await openStream(router, "late");
+  const closed = router.close();
+  const body = await s.end();
+  assert.match(
+    body,
+    /: maitred status=503 retry_after=5\n\ndata: \{"error":\{.*"code":"shutting_down"\}\}\n\ndata: \[DONE\]\n\n$/,
+  );
+  await closed;
+  await backend.close();
+});
+
+test("--hold-keepalive off sends nothing until the request is seated", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({
+    backends: backend.url,
+    ...FLAGS,
+    "hold-keepalive": "off",
+  });
+  try {
+    let head = false;
+    const response = new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(
+        `${router.url}/v1/chat/completions`,
+        { method: "POST", headers: { "content-type": "application/json" } },
+        (res) => {
+          head = true;
+          resolve(res);
+        },
+      );
+      req.on("error", reject);
+      req.end(JSON.stringify({ model: "m", stream: true, program_id: "quiet", messages: [] }));
+    });
+    await router.waitForEvent((e) => e.kind === "request_arrived");
+    router.clock.advance(30_000);
+    // A round trip through the router after the request was held: a head written when it was
+    // held would have arrived before this answer.
+    await (await fetch(`${router.url}/health`)).text();
+    assert.equal(head, false, "no head while held");
+    assert.ok(isHeld(router));
+    backend.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    const res = await response;
+    assert.equal(res.headers["x-maitred-backend"], backend.url);
+    assert.equal(res.headers["x-maitred-paused-ms"], "30000");
+    assert.equal(res.headers["x-maitred-held"], undefined);
+    let body = "";
+    for await (const piece of res) body += piece;
+    assert.doesNotMatch(body, /^:/m, "no comments");
+    assert.ok(body.endsWith("data: [DONE]\n\n"));
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
+
+test("a held stream whose backend refuses it is tried once more on another, its head and comments no obstacle", async () => {
+  const a = await startFakeBackend({ numGpuBlocks: 0 });
+  const b = await startFakeBackend({ numGpuBlocks: 0 });
+  let refused = false;
+  const router = await startTestRouter(
+    { backends: `${a.url},${b.url}`, ...FLAGS },
+    {
+      hooks: {
+        // Seated on a, a stops listening before the request reaches it: the connection is refused.
+        onDispatch(_id, grant) {
+          if (grant.backendId === a.url && !refused) {
+            refused = true;
+            void a.close();
+          }
+        },
+      },
+    },
+  );
+  try {
+    const s = await openStream(router, "moving");
+    await s.until((t) => t.includes(": maitred held position=1"));
+    a.setNumGpuBlocks(4096);
+    const retried = router.waitForEvent((e) => e.kind === "request_arrived" && e.retry === true);
+    await router.ticker.runOnce();
+    await retried;
+    assert.ok(refused, "it was sent to a first");
+    assert.ok(isHeld(router), "the retry waits for room like any request");
+    b.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    const body = await s.end();
+    assert.match(body, new RegExp(`: maitred backend=${b.url} paused_ms=\\d+\n\ndata: \\{`));
+    assert.doesNotMatch(body, /"error"/);
+    assert.ok(body.endsWith("data: [DONE]\n\n"));
+    const metrics = await (await fetch(`${router.url}/metrics`)).text();
+    assert.match(metrics, /^maitred_upstream_retries_total 1$/m);
+    assert.equal(router.loop.scheduler.program("moving")?.backend, b.url);
+  } finally {
+    await router.close();
+    await a.close().catch(() => {});
+    await b.close();
+  }
+});
+
+test("GET /programs/:id shows a held program's place, its wait and the bounds on it", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
+  try {
+    const s = await openStream(router, "waiting");
+    router.clock.advance(15_000);
+    const res = await fetch(`${router.url}/programs/waiting`);
+    assert.equal(res.status, 200);
+    const { hold } = (await res.json()) as { hold: Record<string, unknown> };
+    const { ageingMs, maxPauseMs } = router.config;
+    assert.equal(hold.position, 1);
+    assert.equal(hold.held_programs, 1);
+    assert.equal(hold.waited_ms, 15_000);
+    assert.equal(hold.room_made_by, ageingMs > 0 && ageingMs < maxPauseMs ? "ageing" : "max_pause");
+    assert.equal(hold.room_made_in_ms, Math.min(ageingMs || maxPauseMs, maxPauseMs) - 15_000);
+    assert.equal(hold.seated_in_ms, maxPauseMs - 15_000);
+    assert.equal(hold.seated_by, (hold.held_since as number) + maxPauseMs);
+    assert.equal(hold.max_wait_at, null);
+    backend.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    await s.end();
+    const after = (await (await fetch(`${router.url}/programs/waiting`)).json()) as {
+      hold: unknown;
+    };
+    assert.equal(after.hold, null, "nothing held once seated");
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
+
+test("a held stream whose backend answers with an error gets that error as its event, its status in the comment", async () => {
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
+  try {
+    const s = await openStream(router, "refused", { headers: { "x-fake-status": "400" } });
+    router.clock.advance(1_000);
+    backend.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    const body = await s.end();
+    const tail = body.slice(body.indexOf(": maitred backend="));
+    assert.equal(
+      tail,
+      `: maitred backend=${backend.url} paused_ms=1000 status=400\n\n` +
+        'data: {"error":{"message":"fake failure","type":"X","param":null,"code":400}}\n\n' +
+        "data: [DONE]\n\n",
+    );
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
