@@ -1,14 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import OpenAI from "openai";
-import { startFakeBackend } from "./helpers/fake-backend.ts";
-import { startTestRouter } from "./helpers/test-router.ts";
+import { withHeldRouter } from "./helpers/held-router.ts";
 
 /**
  * The official `openai` client reads a held stream as it reads any other: it resolves on the
  * head that comes at once, skips the keep-alive comments, and reads the events to the end, or
- * throws the error event's envelope. The backend reports no KV capacity until the test lets
- * it, so the request is held; only the test ticks.
+ * throws the error event's envelope (helpers/held-router.ts holds the request).
  */
 
 function clientFor(url: string): OpenAI {
@@ -26,9 +24,7 @@ function params(programId: string): OpenAI.ChatCompletionCreateParamsStreaming {
 }
 
 test("the openai client reads a held stream to its end through the keep-alive comments", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, "scheduler-interval": "3600" });
-  try {
+  await withHeldRouter(async (router, backend) => {
     const { data: stream, response } = await clientFor(router.url)
       .chat.completions.create(params("sdk-held"))
       .withResponse();
@@ -45,16 +41,11 @@ test("the openai client reads a held stream to its end through the keep-alive co
     await read;
     assert.equal(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join(""), "t1t2t3t4t5");
     assert.equal(chunks.at(-1)?.choices[0]?.finish_reason, "stop");
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });
 
 test("the openai client throws the error event of a hold that ended in one", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, "scheduler-interval": "3600" });
-  try {
+  await withHeldRouter(async (router) => {
     const stream = await clientFor(router.url).chat.completions.create(params("sdk-late"), {
       headers: { "x-maitred-max-wait-ms": "40000" },
     });
@@ -68,8 +59,5 @@ test("the openai client throws the error event of a hold that ended in one", asy
       assert.equal(err.type, "ServiceUnavailableError");
       return true;
     });
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });

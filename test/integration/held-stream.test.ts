@@ -2,73 +2,59 @@ import assert from "node:assert/strict";
 import { type IncomingMessage, request } from "node:http";
 import { test } from "node:test";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
+import { withHeldRouter } from "./helpers/held-router.ts";
 import { openStream } from "./helpers/stream-reader.ts";
 import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
 
-/**
- * Held streams over real sockets. A fake backend that reports no KV capacity cannot be placed
- * on, so whatever arrives is held until the test lets it report one and runs a tick. Ticks
- * come only from the test (`runOnce`): the clock moves the keep-alive comments and the
- * deadlines alone.
- */
-const FLAGS = { "scheduler-interval": "3600" };
-
+/** Held streams over real sockets (helpers/held-router.ts: what arrives is held until let go). */
 const isHeld = (router: TestRouter) => router.loop.scheduler.snapshot().queueLength > 0;
 
 for (const priority of [false, true]) {
   test(`a held stream gets its head at once, its place every 15 s, then its events after a comment naming the backend${priority ? " (priorities on)" : ""}`, async () => {
-    const backend = await startFakeBackend({ numGpuBlocks: 0 });
-    const router = await startTestRouter({
-      backends: backend.url,
-      ...FLAGS,
-      ...(priority ? { priority: true } : {}),
-    });
-    try {
-      const s = await openStream(router, "long", { content: "x".repeat(2000) });
-      assert.ok(isHeld(router), "the head came while the request is held");
-      assert.equal(s.res.status, 200);
-      assert.match(s.res.headers.get("content-type") ?? "", /^text\/event-stream/);
-      assert.equal(s.res.headers.get("x-maitred-held"), "true");
-      assert.equal(s.res.headers.get("x-maitred-program"), "long");
-      assert.equal(s.res.headers.get("x-maitred-backend"), null, "not chosen yet");
-      assert.ok(s.res.headers.get("x-request-id"));
-      await s.until((t) => t.includes(": maitred held position=1 waited_ms=0\n\n"));
-      // A smaller program held after it comes first in the resume order (smallest first).
-      const small = await openStream(router, "short");
-      router.clock.advance(15_000);
-      await s.until((t) => t.includes(": maitred held position=2 waited_ms=15000\n\n"));
-      router.clock.advance(15_000);
-      await s.until((t) => t.includes(": maitred held position=2 waited_ms=30000\n\n"));
-      assert.doesNotMatch(s.text, /^data:/m, "nothing but comments while held");
+    await withHeldRouter(
+      async (router, backend) => {
+        const s = await openStream(router, "long", { content: "x".repeat(2000) });
+        assert.ok(isHeld(router), "the head came while the request is held");
+        assert.equal(s.res.status, 200);
+        assert.match(s.res.headers.get("content-type") ?? "", /^text\/event-stream/);
+        assert.equal(s.res.headers.get("x-maitred-held"), "true");
+        assert.equal(s.res.headers.get("x-maitred-program"), "long");
+        assert.equal(s.res.headers.get("x-maitred-backend"), null, "not chosen yet");
+        assert.ok(s.res.headers.get("x-request-id"));
+        await s.until((t) => t.includes(": maitred held position=1 waited_ms=0\n\n"));
+        // A smaller program held after it comes first in the resume order (smallest first).
+        const small = await openStream(router, "short");
+        router.clock.advance(15_000);
+        await s.until((t) => t.includes(": maitred held position=2 waited_ms=15000\n\n"));
+        router.clock.advance(15_000);
+        await s.until((t) => t.includes(": maitred held position=2 waited_ms=30000\n\n"));
+        assert.doesNotMatch(s.text, /^data:/m, "nothing but comments while held");
 
-      backend.setNumGpuBlocks(4096);
-      await router.ticker.runOnce();
-      const body = await s.end();
-      const placed = `: maitred backend=${backend.url} paused_ms=30000\n\n`;
-      const at = body.indexOf(placed);
-      assert.ok(at > 0, body);
-      assert.equal(body.indexOf("data:"), at + placed.length, "right before the first event");
-      const content = body
-        .split("\n\n")
-        .filter((e) => e.startsWith("data: {"))
-        .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "")
-        .join("");
-      assert.equal(content, "t1t2t3t4t5");
-      assert.ok(body.endsWith("data: [DONE]\n\n"));
-      assert.doesNotMatch(body, /"error"/);
-      await small.end();
-      assert.equal(router.loop.scheduler.audit?.().length, 0, "the books are clean");
-    } finally {
-      await router.close();
-      await backend.close();
-    }
+        backend.setNumGpuBlocks(4096);
+        await router.ticker.runOnce();
+        const body = await s.end();
+        const placed = `: maitred backend=${backend.url} paused_ms=30000\n\n`;
+        const at = body.indexOf(placed);
+        assert.ok(at > 0, body);
+        assert.equal(body.indexOf("data:"), at + placed.length, "right before the first event");
+        const content = body
+          .split("\n\n")
+          .filter((e) => e.startsWith("data: {"))
+          .map((e) => JSON.parse(e.slice(6)).choices[0]?.delta?.content ?? "")
+          .join("");
+        assert.equal(content, "t1t2t3t4t5");
+        assert.ok(body.endsWith("data: [DONE]\n\n"));
+        assert.doesNotMatch(body, /"error"/);
+        await small.end();
+        assert.equal(router.loop.scheduler.audit?.().length, 0, "the books are clean");
+      },
+      priority ? { priority: true } : {},
+    );
   });
 }
 
 test("a hold that ends in an error ends the stream with vLLM's error event and [DONE]", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
-  try {
+  await withHeldRouter(async (router) => {
     const s = await openStream(router, "impatient", {
       headers: { "x-maitred-max-wait-ms": "20000" },
     });
@@ -89,68 +75,58 @@ test("a hold that ends in an error ends the stream with vLLM's error event and [
     assert.equal(done, "data: [DONE]");
     assert.ok(body.endsWith("data: [DONE]\n\n"));
     assert.equal(isHeld(router), false);
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });
 
 test("a stream held at shutdown is told so in an error event, and close() resolves", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
-  const s = await openStream(router, "late");
-  const closed = router.close();
-  const body = await s.end();
-  assert.match(
-    body,
-    /: maitred status=503 retry_after=5\n\ndata: \{"error":\{.*"code":"shutting_down"\}\}\n\ndata: \[DONE\]\n\n$/,
-  );
-  await closed;
-  await backend.close();
+  await withHeldRouter(async (router) => {
+    const s = await openStream(router, "late");
+    const closed = router.close();
+    const body = await s.end();
+    assert.match(
+      body,
+      /: maitred status=503 retry_after=5\n\ndata: \{"error":\{.*"code":"shutting_down"\}\}\n\ndata: \[DONE\]\n\n$/,
+    );
+    await closed;
+  });
 });
 
 test("--hold-keepalive off sends nothing until the request is seated", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({
-    backends: backend.url,
-    ...FLAGS,
-    "hold-keepalive": "off",
-  });
-  try {
-    let head = false;
-    const response = new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(
-        `${router.url}/v1/chat/completions`,
-        { method: "POST", headers: { "content-type": "application/json" } },
-        (res) => {
-          head = true;
-          resolve(res);
-        },
-      );
-      req.on("error", reject);
-      req.end(JSON.stringify({ model: "m", stream: true, program_id: "quiet", messages: [] }));
-    });
-    await router.waitForEvent((e) => e.kind === "request_arrived");
-    router.clock.advance(30_000);
-    // A round trip through the router after the request was held: a head written when it was
-    // held would have arrived before this answer.
-    await (await fetch(`${router.url}/health`)).text();
-    assert.equal(head, false, "no head while held");
-    assert.ok(isHeld(router));
-    backend.setNumGpuBlocks(4096);
-    await router.ticker.runOnce();
-    const res = await response;
-    assert.equal(res.headers["x-maitred-backend"], backend.url);
-    assert.equal(res.headers["x-maitred-paused-ms"], "30000");
-    assert.equal(res.headers["x-maitred-held"], undefined);
-    let body = "";
-    for await (const piece of res) body += piece;
-    assert.doesNotMatch(body, /^:/m, "no comments");
-    assert.ok(body.endsWith("data: [DONE]\n\n"));
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  await withHeldRouter(
+    async (router, backend) => {
+      let head = false;
+      const response = new Promise<IncomingMessage>((resolve, reject) => {
+        const req = request(
+          `${router.url}/v1/chat/completions`,
+          { method: "POST", headers: { "content-type": "application/json" } },
+          (res) => {
+            head = true;
+            resolve(res);
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify({ model: "m", stream: true, program_id: "quiet", messages: [] }));
+      });
+      await router.waitForEvent((e) => e.kind === "request_arrived");
+      router.clock.advance(30_000);
+      // A round trip through the router after the request was held: a head written when it was
+      // held would have arrived before this answer.
+      await (await fetch(`${router.url}/health`)).text();
+      assert.equal(head, false, "no head while held");
+      assert.ok(isHeld(router));
+      backend.setNumGpuBlocks(4096);
+      await router.ticker.runOnce();
+      const res = await response;
+      assert.equal(res.headers["x-maitred-backend"], backend.url);
+      assert.equal(res.headers["x-maitred-paused-ms"], "30000");
+      assert.equal(res.headers["x-maitred-held"], undefined);
+      let body = "";
+      for await (const piece of res) body += piece;
+      assert.doesNotMatch(body, /^:/m, "no comments");
+      assert.ok(body.endsWith("data: [DONE]\n\n"));
+    },
+    { "hold-keepalive": "off" },
+  );
 });
 
 test("a held stream whose backend refuses it is tried once more on another, its head and comments no obstacle", async () => {
@@ -158,7 +134,7 @@ test("a held stream whose backend refuses it is tried once more on another, its 
   const b = await startFakeBackend({ numGpuBlocks: 0 });
   let refused = false;
   const router = await startTestRouter(
-    { backends: `${a.url},${b.url}`, ...FLAGS },
+    { backends: `${a.url},${b.url}`, "scheduler-interval": "3600" },
     {
       hooks: {
         // Seated on a, a stops listening before the request reaches it: the connection is refused.
@@ -197,9 +173,7 @@ test("a held stream whose backend refuses it is tried once more on another, its 
 });
 
 test("GET /programs/:id shows a held program's place, its wait and the bounds on it", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
-  try {
+  await withHeldRouter(async (router, backend) => {
     const s = await openStream(router, "waiting");
     router.clock.advance(15_000);
     const res = await fetch(`${router.url}/programs/waiting`);
@@ -221,16 +195,11 @@ test("GET /programs/:id shows a held program's place, its wait and the bounds on
       hold: unknown;
     };
     assert.equal(after.hold, null, "nothing held once seated");
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });
 
 test("a held stream whose backend answers with an error gets that error as its event, its status in the comment", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 });
-  const router = await startTestRouter({ backends: backend.url, ...FLAGS });
-  try {
+  await withHeldRouter(async (router, backend) => {
     const s = await openStream(router, "refused", { headers: { "x-fake-status": "400" } });
     router.clock.advance(1_000);
     backend.setNumGpuBlocks(4096);
@@ -243,8 +212,5 @@ test("a held stream whose backend answers with an error gets that error as its e
         'data: {"error":{"message":"fake failure","type":"X","param":null,"code":400}}\n\n' +
         "data: [DONE]\n\n",
     );
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { request } from "node:http";
 import { test } from "node:test";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
+import { withHeldRouter } from "./helpers/held-router.ts";
 import { openStream } from "./helpers/stream-reader.ts";
 import { startTestRouter, type TestRouter } from "./helpers/test-router.ts";
 
@@ -100,9 +101,7 @@ test("with --admin-token the page and its stream need the token, as a bearer hea
 });
 
 test("a held program shows its place in the queue, its wait and its bounds on the live page", async () => {
-  const backend = await startFakeBackend({ numGpuBlocks: 0 }); // no capacity: requests are held
-  const router = await startTestRouter({ backends: backend.url, "scheduler-interval": "3600" });
-  try {
+  await withHeldRouter(async (router, backend) => {
     const s = await openStream(router, "held-here");
     router.clock.advance(15_000);
     const frame = (await firstFrame(router)) as {
@@ -120,8 +119,5 @@ test("a held program shows its place in the queue, its wait and its bounds on th
     backend.setNumGpuBlocks(4096);
     await router.ticker.runOnce();
     await s.end();
-  } finally {
-    await router.close();
-    await backend.close();
-  }
+  });
 });
