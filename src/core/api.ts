@@ -218,6 +218,7 @@ export interface HoldView {
   /** Programs with a held request: how many `position` counts among. */
   waitingPrograms: number;
   parkedAt: number;
+  /** As of the core's last event; a runtime on its own clock reads `now − parkedAt`. */
   waitedMs: number;
   /** When the resume pass starts making room for it (it is overdue), and by which bound. */
   roomAt: number | null;

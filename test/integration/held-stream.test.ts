@@ -214,3 +214,22 @@ test("a held stream whose backend answers with an error gets that error as its e
     );
   });
 });
+
+test("a stream seated at once is relayed as before: its backend's head, no comment, no timer", async () => {
+  const backend = await startFakeBackend();
+  const router = await startTestRouter({ backends: backend.url, "scheduler-interval": "3600" });
+  try {
+    const timers = router.clock.pendingTimers();
+    const s = await openStream(router, "quick");
+    assert.equal(router.clock.pendingTimers(), timers, "no keep-alive timer");
+    assert.equal(s.res.headers.get("x-maitred-backend"), backend.url);
+    assert.equal(s.res.headers.get("x-upstream"), "fake", "the backend's own headers");
+    assert.equal(s.res.headers.get("x-maitred-held"), null);
+    const body = await s.end();
+    assert.doesNotMatch(body, /^:/m);
+    assert.ok(body.endsWith("data: [DONE]\n\n"));
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
