@@ -53,6 +53,9 @@ export const startRouterProcess: RouterStarter = async (mode, backends, timeScal
       // The listening line is logged at info; the driver reads it, then drains the rest.
       "--log-level",
       "info",
+      // The preset by name, so the router's startup line names it; its bounds, scaled, follow.
+      "--tail",
+      c.tail,
       ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
     ],
     "maitred listening",

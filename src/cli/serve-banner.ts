@@ -6,7 +6,11 @@
 /** How long to wait for the model list before printing a placeholder model name. */
 const MODELS_TIMEOUT_MS = 2000;
 
-export async function readyBanner(url: string): Promise<string> {
+/**
+ * `bounds`: the waiting bounds in force (tr only), said once at startup so an operator sees
+ * which preset runs before a client waits on it.
+ */
+export async function readyBanner(url: string, bounds: string | null = null): Promise<string> {
   const model = (await firstModel(url)) ?? "<model>";
   const body = JSON.stringify({
     model,
@@ -16,6 +20,7 @@ export async function readyBanner(url: string): Promise<string> {
   });
   return [
     `maitred is serving on ${url}`,
+    ...(bounds === null ? [] : [`Bounds on waiting: ${bounds}.`]),
     "",
     "Try it:",
     `  curl -s ${url}/v1/chat/completions -H 'content-type: application/json' \\`,

@@ -15,6 +15,7 @@ import {
   type RouterSetting,
 } from "./router-config.ts";
 import { checkSetting, envTwin, parseSetting, settingJsonSchema } from "./setting.ts";
+import { settleBounds } from "./tail-preset.ts";
 
 export interface ConfigInputs {
   /** Flag values keyed by field key (`scheduler-interval`); undefined = not given. */
@@ -114,6 +115,7 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
   const env = inputs.env ?? {};
   const flags = inputs.flags ?? {};
   const config: RouterConfig = structuredClone(DEFAULT_CONFIG);
+  const given = new Set<string>();
 
   const configFile =
     (flags.config as string | undefined) ?? inputs.configFile ?? env.MAITRED_CONFIG;
@@ -123,19 +125,25 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
       const field = BY_KEY.get(key);
       if (!field) throw unknownSetting(key, configFile);
       apply(config, field, raw, configFile);
+      given.add(key);
     }
   }
   for (const field of ROUTER_SETTINGS) {
     if (field.fileOnly) continue;
     const name = envTwin(field.key);
     const raw = env[name];
-    if (raw !== undefined && raw !== "") apply(config, field, raw, name);
+    if (raw === undefined || raw === "") continue;
+    apply(config, field, raw, name);
+    given.add(field.key);
   }
   for (const field of ROUTER_SETTINGS) {
     if (field.fileOnly) continue;
     const raw = flags[field.key];
-    if (raw !== undefined) apply(config, field, raw, `--${field.key}`);
+    if (raw === undefined) continue;
+    apply(config, field, raw, `--${field.key}`);
+    given.add(field.key);
   }
+  settleBounds(config, given);
   return config;
 }
 

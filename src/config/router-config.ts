@@ -17,6 +17,13 @@ import { IDENTITY_SOURCES, type IdentitySource, identityOrderSchema } from "./id
 import { DEFAULT_PRIORITY, prioritySchema, type RouterPriority } from "./priority-section.ts";
 import { defaultOf, type Setting } from "./setting.ts";
 import {
+  DEFAULT_TAIL,
+  fromTail,
+  TAIL_PRESETS,
+  TAIL_SETTING,
+  type TailPreset,
+} from "./tail-preset.ts";
+import {
   boolean,
   byteSize,
   duration,
@@ -47,7 +54,11 @@ export interface RouterConfig {
   actingTokenWeight: number;
   useActingTokenDecay: boolean;
   logLevel: LogLevel;
+  /** `--tail`: the named bounds; `ageingMs` and `maxPauseMs` are those in force. */
+  tail: TailPreset;
   maxPauseMs: number;
+  /** Which of `ageingMs` / `maxPauseMs` a layer gave explicitly, over the preset. */
+  boundsOverridden: { ageing: boolean; maxPause: boolean };
   idleTimeoutMs: number;
   placement: Placement;
   maxBodySize: number;
@@ -256,12 +267,13 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     schema: boolean(),
   },
   { ...LOG_LEVEL_SETTING, prop: "logLevel" },
+  { ...TAIL_SETTING, prop: "tail" },
   {
     key: "max-pause",
     prop: "maxPauseMs",
     arg: "<seconds>",
     help: "the bound on every pause: a request held this long is seated, its backend over capacity by at most that program",
-    default: seconds(sched.maxPauseMs),
+    defaultText: fromTail("maxPauseMs"),
     schema: duration(),
   },
   {
@@ -317,7 +329,7 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     prop: "ageingMs",
     arg: "<seconds>",
     help: "a request paused this long gets room made for it (0 = off)",
-    default: seconds(sched.ageingMs),
+    defaultText: fromTail("ageingMs"),
     schema: duration({ allowZero: true }),
   },
   {
@@ -463,6 +475,9 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     priority: DEFAULT_PRIORITY,
     queuePolicy: null,
     priorityPolicy: null,
+    ageingMs: TAIL_PRESETS[DEFAULT_TAIL].ageingMs,
+    maxPauseMs: TAIL_PRESETS[DEFAULT_TAIL].maxPauseMs,
+    boundsOverridden: { ageing: false, maxPause: false },
   };
   for (const s of ROUTER_SETTINGS) {
     const value = defaultOf(s);

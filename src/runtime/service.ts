@@ -3,6 +3,7 @@
  * them. `startRouter` is also the programmatic
  * entry for tests, benchmarks and the simulator: it returns the URL and a graceful `close()`.
  */
+
 import { once } from "node:events";
 import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +15,7 @@ import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
 import { corePriorityOf } from "../config/priority-section.ts";
 import type { RouterConfig } from "../config/router-config.ts";
+import { boundsInForce, describeBounds } from "../config/tail-preset.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
@@ -304,7 +306,13 @@ export async function startRouter(
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   void engineTicker?.start();
   ui.start();
-  logger.info("maitred listening", { url, mode: config.router, backends });
+  logger.info("maitred listening", {
+    url,
+    mode: config.router,
+    backends,
+    // The default router never pauses, so it has no bounds on waiting to state.
+    ...(config.router === "tr" ? { bounds: describeBounds(boundsInForce(config)) } : {}),
+  });
   logger.info(
     config.adminToken === null
       ? "admin routes (/programs, /backends, /profiles, /ui) answer loopback clients only; set --admin-token to reach them from elsewhere"

@@ -10,6 +10,7 @@ import {
   setting,
   settingOf,
 } from "../config/setting.ts";
+import { settleBounds } from "../config/tail-preset.ts";
 import { duration, integer, listOf, listOfItems } from "../config/values.ts";
 import { schedulerConfigOf } from "../runtime/service.ts";
 import { simSetting } from "../sim-server/options.ts";
@@ -35,6 +36,7 @@ export const TR_KNOB_KEYS = [
   "acting-token-weight",
   "use-acting-token-decay",
   "placement",
+  "tail",
   "max-pause",
   "idle-timeout",
   "buffer-per-program",
@@ -157,9 +159,11 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
 } {
   const config: RouterConfig = { ...DEFAULT_CONFIG };
   const target = config as unknown as Record<string, unknown>;
+  const given = new Set<string>();
   for (const s of TR_KNOB_SETTINGS) {
     const raw = flags[camel(s.key)];
     if (raw === undefined) continue;
+    given.add(s.key);
     const value = parseSetting(s, raw, `--${s.key}`);
     if (s.prop === "priority") {
       // `--priority` is the switch of `maitred serve`: the built-in class defaults (the
@@ -171,6 +175,7 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
           : { ...structuredClone(DEFAULT_PRIORITY), enabled: p.enabled };
     } else target[s.prop] = value;
   }
+  settleBounds(config, given);
   const { mode: _mode, ...knobs } = schedulerConfigOf(config);
   return { knobs, schedulerIntervalMs: config.schedulerIntervalMs };
 }

@@ -30,7 +30,12 @@ test("with no inputs the config is the built-in defaults (ThunderAgent's, pauses
   assert.equal(c.schedulerIntervalMs, 5000);
   assert.equal(c.metricsIntervalMs, 5000);
   assert.equal(c.actingTokenWeight, 1);
-  assert.equal(c.maxPauseMs, 900_000);
+  assert.equal(c.tail, "bounded");
+  assert.deepEqual(
+    [c.ageingMs, c.maxPauseMs],
+    [240_000, 300_000],
+    "bounded: inside the SDKs' 600 s",
+  );
   assert.equal(c.maxBodySize, 32 * 1024 * 1024);
   assert.equal(c.profile, false);
 });

@@ -8,14 +8,14 @@ import { sample } from "./harness.ts";
 const noop = () => {};
 const effects = { dispatch: noop, reject: noop, cancel: noop, log: noop };
 
-test("defaults: buffer 100, weight 1 and an 1800 s idle lease as ThunderAgent; pauses bounded at 900 s, ageing at 600 s", () => {
+test("defaults: buffer 100, weight 1 and an 1800 s idle lease as ThunderAgent; the bounded preset's waits (ageing 240 s, every pause under 300 s)", () => {
   const c = DEFAULT_SCHEDULER_CONFIG;
   assert.deepEqual(
     [c.mode, c.placement, c.bufferPerProgram, c.maxPauseMs, c.idleTimeoutMs, c.actingTokenWeight],
-    ["tr", "best-fit", 100, 900_000, 1_800_000, 1],
+    ["tr", "best-fit", 100, 300_000, 1_800_000, 1],
   );
   assert.equal(c.useActingTokenDecay, false);
-  assert.deepEqual([c.growthHeadroomSteps, c.ageingMs], [4, 600_000]);
+  assert.deepEqual([c.growthHeadroomSteps, c.ageingMs], [4, 240_000]);
 });
 
 test("a config without the optional knobs runs with their defaults", () => {

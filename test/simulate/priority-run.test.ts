@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { AGEING_MS } from "../../src/core/scheduler-constants.ts";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 import { formatSimulateTable, simulateJson } from "../../src/simulate/simulate-report.ts";
 import { sharedRun, smallMixWorkload, smallRun } from "./helpers.ts";
@@ -30,7 +31,7 @@ test("with priorities the report has per-class stats and the core's class counte
     core.classes.interactive.admissions.admitted + core.classes.bulk.admissions.admitted;
   assert.ok(admitted > 0, "the core saw the classes the workload sent");
   assert.equal(core.classes.default.admissions.admitted, 0, "every request carried its class");
-  assert.equal(core.classes.bulk.settings.starvation_ms, 600_000, "the built-in defaults");
+  assert.equal(core.classes.bulk.settings.starvation_ms, AGEING_MS, "the built-in defaults");
   assert.match(formatSimulateTable([report]), /interactive TTFT p95 \(ms\)/);
   assert.match(formatSimulateTable([report]), /bulk starvation promotions/);
 });

@@ -67,8 +67,10 @@ export interface ResolvedPriorityConfig {
  * turned every long pause into a starvation promotion or a 408. On the simulator at overload that
  * cost 61% of tr's steps/min with unlabeled agents and 21% with a chat + agent mix
  * (src/core/priority/README.md "Evidence"). So their starvation threshold is tr's ageing bound
- * (AGEING_MS, 600 s: a starved head is seated, room made for it) and their queue timeout is the
- * forced-resume bound (MAX_PAUSE_MS, 900 s), which the promotion keeps any wait well under.
+ * (AGEING_MS, 240 s: a starved head is seated, room made for it) and their queue timeout is the
+ * forced-resume bound (MAX_PAUSE_MS, 300 s), which the promotion keeps any wait under: the
+ * default `--tail bounded` preset's values (the class settings are the section's own, so
+ * another preset leaves them as they are; the max pause in force still caps them).
  * Reservations there are slot floors; here they are KV shares, kept small because KV held idle for
  * a class is throughput lost by the others (the target: total steps/min ≥ 0.95× priorities off) and
  * preemption already closes the gap a reservation leaves.

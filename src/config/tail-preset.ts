@@ -1,0 +1,82 @@
+/**
+ * `--tail`: a named point on the frontier between steps/min and the longest wait, over
+ * `--ageing` and `--max-pause` (the presets and their reasons live with the scheduler's other
+ * numbers, in src/core/scheduler-constants.ts). An explicit `--ageing` or `--max-pause`, from
+ * any layer (file, environment, flag), overrides its half of the preset; the other half stays
+ * the preset's. Serve and simulate read their bounds through this one rule.
+ */
+import { DEFAULT_TAIL, TAIL_PRESETS, type TailPreset } from "../core/scheduler-constants.ts";
+import type { Setting } from "./setting.ts";
+import { oneOf } from "./values.ts";
+
+export { DEFAULT_TAIL, TAIL_PRESETS, type TailPreset };
+
+export const TAIL_NAMES = [
+  "bounded",
+  "balanced",
+  "throughput",
+] as const satisfies readonly TailPreset[];
+
+const s = (ms: number) => `${ms / 1000} s`;
+
+export const TAIL_SETTING = {
+  key: "tail",
+  arg: "<preset>",
+  help: `bounds on waiting by name: ${TAIL_NAMES.map(
+    (t) =>
+      `${t} (--ageing ${s(TAIL_PRESETS[t].ageingMs)}, --max-pause ${s(TAIL_PRESETS[t].maxPauseMs)})`,
+  ).join(
+    ", ",
+  )}; bounded keeps every wait inside the 600 s after which the OpenAI and Anthropic SDKs give up, throughput is ThunderAgent's; --ageing or --max-pause overrides its half`,
+  default: DEFAULT_TAIL,
+  schema: oneOf(TAIL_NAMES),
+} satisfies Setting<TailPreset>;
+
+/** What `--help` says of `--ageing` and `--max-pause` without a value of their own. */
+export const fromTail = (half: "ageingMs" | "maxPauseMs") =>
+  `from --tail (${DEFAULT_TAIL}: ${TAIL_PRESETS[DEFAULT_TAIL][half] / 1000})`;
+
+/** The bounds a configuration runs with, and where each came from. */
+export interface BoundsInForce {
+  tail: TailPreset;
+  ageingMs: number;
+  maxPauseMs: number;
+  /** Which halves an explicit `--ageing` / `--max-pause` set rather than the preset. */
+  overridden: { ageing: boolean; maxPause: boolean };
+}
+
+/** The part of a configuration the bounds live in (serve's RouterConfig). */
+export interface TailFields {
+  tail: TailPreset;
+  ageingMs: number;
+  maxPauseMs: number;
+  boundsOverridden: { ageing: boolean; maxPause: boolean };
+}
+
+/**
+ * Settles the bounds once every layer is read: each half no layer gave explicitly (`given`
+ * holds the setting keys that were) takes the preset's value.
+ */
+export function settleBounds(config: TailFields, given: ReadonlySet<string>): void {
+  const preset = TAIL_PRESETS[config.tail];
+  const overridden = { ageing: given.has("ageing"), maxPause: given.has("max-pause") };
+  if (!overridden.ageing) config.ageingMs = preset.ageingMs;
+  if (!overridden.maxPause) config.maxPauseMs = preset.maxPauseMs;
+  config.boundsOverridden = overridden;
+}
+
+/** The bounds a configuration runs with. */
+export function boundsInForce(config: TailFields): BoundsInForce {
+  return {
+    tail: config.tail,
+    ageingMs: config.ageingMs,
+    maxPauseMs: config.maxPauseMs,
+    overridden: { ...config.boundsOverridden },
+  };
+}
+
+/** `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half. */
+export function describeBounds(b: BoundsInForce): string {
+  const given = (o: boolean) => (o ? " given" : "");
+  return `--tail ${b.tail} (ageing ${s(b.ageingMs)}${given(b.overridden.ageing)}, max pause ${s(b.maxPauseMs)}${given(b.overridden.maxPause)})`;
+}

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { resolveRouterConfig } from "../../src/config/load-config.ts";
+import { boundsInForce, describeBounds, TAIL_PRESETS } from "../../src/config/tail-preset.ts";
+import { schedulerConfigOf } from "../../src/runtime/service.ts";
+import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
+
+const bounds = (c: { ageingMs?: number; maxPauseMs?: number }) => [c.ageingMs, c.maxPauseMs];
+
+test("each --tail preset sets both bounds; the core runs what the config says", () => {
+  for (const [name, preset] of Object.entries(TAIL_PRESETS)) {
+    const c = resolveRouterConfig({ flags: { tail: name } });
+    assert.deepEqual(bounds(c), [preset.ageingMs, preset.maxPauseMs], name);
+    assert.deepEqual(bounds(schedulerConfigOf(c)), bounds(c), `${name}: handed to the core`);
+    assert.deepEqual(c.boundsOverridden, { ageing: false, maxPause: false });
+  }
+  assert.deepEqual(bounds(resolveRouterConfig({ flags: { tail: "throughput" } })), [0, 1_800_000]);
+});
+
+test("an explicit --ageing or --max-pause overrides only its half of the preset, from any layer", () => {
+  const flag = resolveRouterConfig({ flags: { tail: "throughput", ageing: "100" } });
+  assert.deepEqual(bounds(flag), [100_000, 1_800_000]);
+  assert.deepEqual(flag.boundsOverridden, { ageing: true, maxPause: false });
+  // The preset from the file, one half from the environment: the environment's half wins.
+  const layered = resolveRouterConfig({
+    configFile: "/etc/maitred.yaml",
+    readFile: () => "tail: balanced\n",
+    env: { MAITRED_MAX_PAUSE: "450" },
+  });
+  assert.deepEqual(bounds(layered), [600_000, 450_000]);
+  // A half given before the preset (file) still wins over a preset given later (flag).
+  const before = resolveRouterConfig({
+    configFile: "/etc/maitred.yaml",
+    readFile: () => "ageing: 30\n",
+    flags: { tail: "throughput" },
+  });
+  assert.deepEqual(bounds(before), [30_000, 1_800_000]);
+  assert.equal(
+    describeBounds(boundsInForce(before)),
+    "--tail throughput (ageing 30 s given, max pause 1800 s)",
+  );
+});
+
+test("MAITRED_TAIL picks the preset; a bad name is refused naming the setting", () => {
+  assert.deepEqual(
+    bounds(resolveRouterConfig({ env: { MAITRED_TAIL: "balanced" } })),
+    [600_000, 900_000],
+  );
+  assert.throws(
+    () => resolveRouterConfig({ flags: { tail: "fast" } }),
+    (err: Error & { field?: string }) => err.field === "tail",
+  );
+});
+
+test("simulate reads the bounds by the same rule as serve", () => {
+  assert.deepEqual(bounds(resolveTrKnobs({}).knobs), [240_000, 300_000]);
+  assert.deepEqual(bounds(resolveTrKnobs({ tail: "throughput" }).knobs), [0, 1_800_000]);
+  assert.deepEqual(
+    bounds(resolveTrKnobs({ tail: "balanced", maxPause: "1200" }).knobs),
+    [600_000, 1_200_000],
+  );
+});
