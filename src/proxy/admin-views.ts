@@ -2,6 +2,7 @@
  * JSON views for the admin endpoints, shaped like ThunderAgent's (lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
+import type { BoundsInForce } from "../config/tail-preset.ts";
 import type {
   BackendView,
   HoldView,
@@ -161,10 +162,29 @@ function truthJson(t: BackendView["truth"]) {
   };
 }
 
+/**
+ * The bounds on waiting as `/backends` shows them, on every backend's entry: the answer stays
+ * keyed by backend, as ThunderAgent's is, and every backend waits by the same bounds.
+ */
+function boundsJson(b: BoundsInForce | null) {
+  if (b === null) return null;
+  return {
+    tail: b.tail,
+    ageing_s: b.ageingMs / 1000,
+    max_pause_s: b.maxPauseMs / 1000,
+    overridden: [
+      ...(b.overridden.ageing ? ["ageing"] : []),
+      ...(b.overridden.maxPause ? ["max-pause"] : []),
+    ],
+  };
+}
+
 export function backendsJson(
   snapshot: SchedulerSnapshot,
   latest: (id: string) => { sample: BackendMetricsSample; at: number } | undefined,
+  bounds: BoundsInForce | null = null,
 ) {
+  const waitingBounds = boundsJson(bounds);
   const out: Record<string, unknown> = {};
   for (const b of snapshot.backends as BackendView[]) {
     const fresh = latest(b.id);
@@ -186,6 +206,7 @@ export function backendsJson(
       anonymous_in_flight: b.anonymousInFlight,
       engine: engineJson(fresh?.sample ?? b.lastMetrics),
       engine_polled_at: fresh?.at ?? null,
+      waiting_bounds: waitingBounds,
     };
   }
   return out;

@@ -3,11 +3,13 @@
  * and observability routes. Every error, from any route, becomes the OpenAI envelope in
  * `onError` via `toErrorResponse`; no route has its own try/catch.
  */
+
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
+import type { BoundsInForce } from "../config/tail-preset.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
@@ -23,6 +25,8 @@ import { requestIdOf } from "./request-id.ts";
 
 export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
+  /** The bounds on waiting in force (`--tail` and its halves); null when nothing is paused. */
+  bounds: BoundsInForce | null;
   /** What the live page at /ui shows. */
   ui: UiFeed;
 }
@@ -113,7 +117,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get("/health", (c) =>
     c.json(healthJson(loop.scheduler.snapshot(), deps.isDraining(), deps.profiler !== null)),
   );
-  app.get("/backends", (c) => c.json(backendsJson(loop.scheduler.snapshot(), deps.latestSample)));
+  app.get("/backends", (c) =>
+    c.json(backendsJson(loop.scheduler.snapshot(), deps.latestSample, deps.bounds)),
+  );
   app.get("/metrics", async (c) => {
     const text = await deps.metrics.render();
     return c.body(text, 200, { "content-type": deps.metrics.contentType });

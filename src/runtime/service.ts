@@ -259,6 +259,7 @@ export async function startRouter(
     },
     isDraining: () => draining,
     latestSample: (id) => poller.latest(id),
+    bounds: config.router === "tr" ? boundsInForce(config) : null,
     ui,
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;

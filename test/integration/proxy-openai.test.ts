@@ -171,8 +171,31 @@ test("admin views answer: /programs keyed by id, /health and /backends per backe
   assert.deepEqual(Object.keys(health.per_backend).sort(), [backend.url, other.url].sort());
   const backends = (await (await fetch(`${router.url}/backends`)).json()) as Record<
     string,
-    { capacity_tokens: number; healthy: boolean }
+    { capacity_tokens: number; healthy: boolean; waiting_bounds: unknown }
   >;
   assert.equal(backends[backend.url]?.capacity_tokens, 16 * 4096);
   assert.equal(backends[backend.url]?.healthy, true);
+  assert.deepEqual(
+    backends[backend.url]?.waiting_bounds,
+    { tail: "bounded", ageing_s: 240, max_pause_s: 300, overridden: [] },
+    "the default preset's bounds are the ones in force",
+  );
+});
+
+test("GET /backends names the preset in force and the half an explicit flag overrides", async () => {
+  const r = await startTestRouter({ backends: backend.url, tail: "throughput", ageing: "90" });
+  try {
+    const backends = (await (await fetch(`${r.url}/backends`)).json()) as Record<
+      string,
+      { waiting_bounds: unknown }
+    >;
+    assert.deepEqual(backends[backend.url]?.waiting_bounds, {
+      tail: "throughput",
+      ageing_s: 90,
+      max_pause_s: 1800,
+      overridden: ["ageing"],
+    });
+  } finally {
+    await r.close();
+  }
 });
