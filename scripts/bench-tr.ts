@@ -23,9 +23,7 @@
  *     the claude-code preset, a chat + agents mix with priorities on for tr, and DeepSeek on 1
  *     and 4 backends; then a summary table of the settings)
  */
-import { execFile } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -34,15 +32,20 @@ import { integer, listOfItems, positive } from "../src/config/values.ts";
 import { ConfigError } from "../src/errors.ts";
 import type { SimRouter } from "../src/simulate/run-simulation.ts";
 import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
-import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
-import { loadWorkload } from "../src/workload/load-workload.ts";
+import {
+  benchEntry,
+  CLAUDE_CODE_WINDOW,
+  HOUR_WINDOW,
+  jobsOf,
+  mean,
+  QUICK_WINDOW,
+  runInChildren,
+  simulateOnce,
+  span,
+} from "./sim-runs.ts";
 
 /** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
 const SCORECARD_TOOL_SCALE = 50;
-const DEFAULT_WARMUP = "10m";
-const DEFAULT_WINDOW = "50m";
-const QUICK_WARMUP = "2m";
-const QUICK_WINDOW = "8m";
 const MAX_INT = 2 ** 31 - 1;
 
 interface RunSpec {
@@ -118,12 +121,11 @@ function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): Simulat
 /** One run, in this process (the child's side of `--one`). */
 async function runOne(spec: RunSpec): Promise<RunResult> {
   const o = simulateOptions(spec);
-  const workload = await loadWorkload(o.workload);
-  const t0 = performance.now();
-  const [report] = simulateSweep(
-    { ...o, routers: [spec.router], concurrency: [spec.concurrency] },
-    workload,
-  );
+  const { report, wallS } = await simulateOnce({
+    ...o,
+    routers: [spec.router],
+    concurrency: [spec.concurrency],
+  });
   return {
     spec,
     stepsPerMin: report.steps_per_min,
@@ -131,40 +133,16 @@ async function runOne(spec: RunSpec): Promise<RunResult> {
     stepPauseMaxS: (report.paused_ms.per_step_max ?? 0) / 1000,
     stillParkedMaxS: (report.still_parked_max_ms ?? 0) / 1000,
     hit: report.prompt_tokens.cache_hit_rate,
-    wallS: (performance.now() - t0) / 1000,
+    wallS,
   };
 }
 
 const self = fileURLToPath(import.meta.url);
-function runChild(spec: RunSpec): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [self, "--one", JSON.stringify(spec)],
-      { maxBuffer: 1 << 24 },
-      (err, stdout, stderr) =>
-        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
-    );
+const runAll = (specs: RunSpec[], jobs: number) =>
+  runInChildren<RunSpec, RunResult>(self, specs, jobs, (r) => {
+    const s = r.spec;
+    return `${s.workload} ${s.backends}b seed ${s.seed} ${s.router} C=${s.concurrency} tool×${s.toolScale}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(1)} s wall)`;
   });
-}
-
-async function runAll(specs: RunSpec[], jobs: number): Promise<RunResult[]> {
-  const out: RunResult[] = new Array(specs.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < specs.length) {
-      const i = next++;
-      const r = await runChild(specs[i]);
-      out[i] = r;
-      const s = r.spec;
-      process.stderr.write(
-        `  ${s.workload} ${s.backends}b seed ${s.seed} ${s.router} C=${s.concurrency} tool×${s.toolScale}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(1)} s wall)\n`,
-      );
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, specs.length) }, worker));
-  return out;
-}
 
 const integers = (flag: string, min: number, max: number): number[] =>
   parseFlag(flag, listOfItems(integer(min, max)), args[flag as keyof typeof args]);
@@ -178,16 +156,12 @@ function settings(backends: number): Setting[] {
   return [
     { label: "DeepSeek trace", workload: "deepseek", backends: 2, priority: false },
     { label: "Gemini trace", workload: "gemini", backends: 2, priority: false },
-    // Sessions of about 35 steps with tool calls of seconds to minutes and human turns of
-    // minutes to hours: a 50 min window holds the start-up of 128 sessions at once, not a
-    // steady state (its tr ÷ default moved by up to 10 % between windows).
     {
       label: "claude-code preset",
       workload: "claude-code",
       backends: 2,
       priority: false,
-      warmup: "2h",
-      duration: "10h",
+      ...CLAUDE_CODE_WINDOW,
     },
     {
       label: "chat@interactive 0.2 + DeepSeek@bulk 0.8, priorities on",
@@ -209,12 +183,6 @@ interface Row {
   suffix?: (seed: number | "mean") => string;
 }
 
-const HOUR_MS = 3_600_000;
-const span = (ms: number) =>
-  ms >= HOUR_MS && ms % HOUR_MS === 0 ? `${ms / HOUR_MS} h` : `${ms / 60_000} min`;
-
-const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
-
 async function main(): Promise<void> {
   const seeds = integers("seeds", 0, MAX_INT);
   const concurrency = integers("concurrency", 1, 100_000);
@@ -224,8 +192,7 @@ async function main(): Promise<void> {
   const [bigC, smallC] = concurrency;
   if (smallC === bigC) throw new ConfigError("--concurrency", "lists a value twice");
   const backends = parseFlag("backends", integer(1, 64), args.backends);
-  const jobs =
-    args.jobs === undefined ? availableParallelism() : parseFlag("jobs", integer(1, 64), args.jobs);
+  const jobs = jobsOf(args.jobs);
   const sweep = parseFlag("tool-scales", listOfItems(positive()), args["tool-scales"]);
   // Scale 1 is the base runs; the scorecard's own × 50 row runs whether or not it is listed.
   const scaled = [...new Set([...sweep, SCORECARD_TOOL_SCALE])].filter((x) => x !== 1);
@@ -245,8 +212,10 @@ async function main(): Promise<void> {
       // Priorities are a tr setting; default and the oracle ignore them.
       priority: st.priority && router === "tr",
       // Given flags win, then --quick, then the setting's own window, then the hour.
-      warmup: args.warmup ?? (args.quick ? QUICK_WARMUP : (st.warmup ?? DEFAULT_WARMUP)),
-      duration: args.duration ?? (args.quick ? QUICK_WINDOW : (st.duration ?? DEFAULT_WINDOW)),
+      warmup: args.warmup ?? (args.quick ? QUICK_WINDOW.warmup : (st.warmup ?? HOUR_WINDOW.warmup)),
+      duration:
+        args.duration ??
+        (args.quick ? QUICK_WINDOW.duration : (st.duration ?? HOUR_WINDOW.duration)),
     });
     // Bad flags (workload, blocks) fail here, once, rather than in every child.
     const o = simulateOptions(spec("tr", bigC, seeds[0]));
@@ -406,15 +375,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (args.one !== undefined) {
-  process.stdout.write(JSON.stringify(await runOne(JSON.parse(args.one) as RunSpec)));
-} else {
-  try {
-    await main();
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    // As maitred's CLI: one line naming the flag, exit code 2.
-    process.stderr.write(`bench-tr: invalid configuration: ${err.message}\n`);
-    process.exitCode = 2;
-  }
-}
+await benchEntry("bench-tr", args.one, runOne, main);
