@@ -8,14 +8,15 @@ export const BUFFER_PER_PROGRAM_TOKENS = 100;
 /**
  * Named points on the frontier between throughput and the longest wait, over the ageing bound
  * (a request parked this long has room made for its program) and the max pause (one parked
- * this long is seated at once). On the DeepSeek trace at 128 programs on two backends whose KV
- * holds a third of the contexts (src/core/README.md "Bounded waits"):
+ * this long is seated at once), as measured on the DeepSeek trace at 128 programs on two
+ * backends whose KV holds a third of the contexts (src/core/README.md "Bounded waits"):
  *
  * - `bounded` (the default): every wait ends by 300 s, well inside the 600 s after which the
  *   official OpenAI and Anthropic SDKs give up on a request that has sent no byte and retry it
  *   (a retry re-prefills its whole context on a backend that is already full). It costs
  *   steps/min: every bounded wait is a resume that re-prefills an evicted context.
- * - `balanced`: waits end by about 11 minutes, for 10–15 % more steps/min than `bounded`.
+ * - `balanced`: waits end by about 11 minutes (past the SDKs' 600 s), for 6–15 % more
+ *   steps/min than `bounded` (README "Bounds on waiting per preset").
  * - `throughput`: ThunderAgent's bounds (no ageing, a forced resume at 30 minutes): the most
  *   steps/min, for batch rollouts whose clients wait as long as it takes.
  */
