@@ -18,6 +18,7 @@
  *   node_modules/.bin/node scripts/bench-tr.ts [--seeds 7,1] [--workload deepseek]
  *     [--backends 2] [--num-gpu-blocks 26000] [--tool-scales 1,5,20,50,100]
  *     [--concurrency 128,16] [--warmup 10m] [--duration 50m] [--priority] [--quick]
+ *     [--tail bounded|balanced|throughput]
  *     [--jobs 2] [--json out.json]
  *   node_modules/.bin/node scripts/bench-tr.ts --preset all   (the DeepSeek and Gemini traces,
  *     the claude-code preset, a chat + agents mix with priorities on for tr, and DeepSeek on 1
@@ -57,6 +58,8 @@ interface RunSpec {
   backends: number;
   blocks: string;
   priority: boolean;
+  /** `--tail` preset of tr's bounds on waiting; undefined = the default. */
+  tail?: string;
   /** Simulated warm-up and window. */
   warmup: string;
   duration: string;
@@ -97,6 +100,7 @@ const { values: args } = parseArgs({
     duration: { type: "string" },
     concurrency: { type: "string", default: "128,16" },
     priority: { type: "boolean", default: false },
+    tail: { type: "string" },
     quick: { type: "boolean", default: false },
     preset: { type: "string" },
     jobs: { type: "string" },
@@ -115,6 +119,7 @@ function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): Simulat
     warmup: spec.warmup,
     duration: spec.duration,
     ...(spec.priority ? { priority: true } : {}),
+    ...(spec.tail === undefined ? {} : { tail: spec.tail }),
   });
 }
 
@@ -211,6 +216,7 @@ async function main(): Promise<void> {
       blocks: args["num-gpu-blocks"],
       // Priorities are a tr setting; default and the oracle ignore them.
       priority: st.priority && router === "tr",
+      tail: args.tail,
       // Given flags win, then --quick, then the setting's own window, then the hour.
       warmup: args.warmup ?? (args.quick ? QUICK_WINDOW.warmup : (st.warmup ?? HOUR_WINDOW.warmup)),
       duration:
