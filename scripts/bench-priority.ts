@@ -1,5 +1,5 @@
 /**
- * Issue 5's targets for priority classes, measured in the simulator at overload: 2 ×
+ * The targets for priority classes, measured in the simulator at overload: 2 ×
  * llama-3.1-8b-h100 with the profile's KV size (25,600 blocks of 16 tokens), 128 programs, 20%
  * of the slots interactive chat sessions and 80% bulk DeepSeek agents
  * (`mix:chat@interactive=0.2,deepseek@bulk=0.8`), one simulated hour (10 min warm-up, 50 min

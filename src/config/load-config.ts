@@ -115,7 +115,8 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
   const env = inputs.env ?? {};
   const flags = inputs.flags ?? {};
   const config: RouterConfig = structuredClone(DEFAULT_CONFIG);
-  const given = new Set<string>();
+  // Each setting given, by the highest layer that gave it (1 file, 2 environment, 3 flag).
+  const given = new Map<string, number>();
 
   const configFile =
     (flags.config as string | undefined) ?? inputs.configFile ?? env.MAITRED_CONFIG;
@@ -125,7 +126,7 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
       const field = BY_KEY.get(key);
       if (!field) throw unknownSetting(key, configFile);
       apply(config, field, raw, configFile);
-      given.add(key);
+      given.set(key, 1);
     }
   }
   for (const field of ROUTER_SETTINGS) {
@@ -134,14 +135,14 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
     const raw = env[name];
     if (raw === undefined || raw === "") continue;
     apply(config, field, raw, name);
-    given.add(field.key);
+    given.set(field.key, 2);
   }
   for (const field of ROUTER_SETTINGS) {
     if (field.fileOnly) continue;
     const raw = flags[field.key];
     if (raw === undefined) continue;
     apply(config, field, raw, `--${field.key}`);
-    given.add(field.key);
+    given.set(field.key, 3);
   }
   settleBounds(config, given);
   return config;

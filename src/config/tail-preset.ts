@@ -1,21 +1,21 @@
 /**
  * `--tail`: a named point on the frontier between steps/min and the longest wait, over
  * `--ageing` and `--max-pause` (the presets and their reasons live with the scheduler's other
- * numbers, in src/core/scheduler-constants.ts). An explicit `--ageing` or `--max-pause`, from
- * any layer (file, environment, flag), overrides its half of the preset; the other half stays
- * the preset's. Serve and simulate read their bounds through this one rule.
+ * numbers, in src/core/scheduler-constants.ts). An explicit `--ageing` or `--max-pause` in the
+ * preset's layer or a higher one (file < environment < flag) overrides its half of the preset;
+ * the other half stays the preset's. Serve and simulate read their bounds through this one
+ * rule (`settleBounds`).
  */
-import { DEFAULT_TAIL, TAIL_PRESETS, type TailPreset } from "../core/scheduler-constants.ts";
+import {
+  DEFAULT_TAIL,
+  TAIL_NAMES,
+  TAIL_PRESETS,
+  type TailPreset,
+} from "../core/scheduler-constants.ts";
 import type { Setting } from "./setting.ts";
 import { oneOf } from "./values.ts";
 
-export { DEFAULT_TAIL, TAIL_PRESETS, type TailPreset };
-
-export const TAIL_NAMES = [
-  "bounded",
-  "balanced",
-  "throughput",
-] as const satisfies readonly TailPreset[];
+export { DEFAULT_TAIL, TAIL_NAMES, TAIL_PRESETS, type TailPreset };
 
 const s = (ms: number) => `${ms / 1000} s`;
 
@@ -54,12 +54,20 @@ export interface TailFields {
 }
 
 /**
- * Settles the bounds once every layer is read: each half no layer gave explicitly (`given`
- * holds the setting keys that were) takes the preset's value.
+ * Settles the bounds once every layer is read. `given` maps each setting some layer gave to
+ * the highest layer that gave it (file < environment < flag, as for every setting): a half
+ * given in the preset's layer or above overrides that half; a half given below the preset's
+ * layer gives way to it, so `--tail throughput` on the command line means ThunderAgent's
+ * bounds whatever a config file says, while `--tail throughput --ageing 60` keeps its 60 s.
  */
-export function settleBounds(config: TailFields, given: ReadonlySet<string>): void {
+export function settleBounds(config: TailFields, given: ReadonlyMap<string, number>): void {
   const preset = TAIL_PRESETS[config.tail];
-  const overridden = { ageing: given.has("ageing"), maxPause: given.has("max-pause") };
+  const tailLayer = given.get("tail") ?? 0;
+  const wins = (key: string) => {
+    const layer = given.get(key);
+    return layer !== undefined && layer >= tailLayer;
+  };
+  const overridden = { ageing: wins("ageing"), maxPause: wins("max-pause") };
   if (!overridden.ageing) config.ageingMs = preset.ageingMs;
   if (!overridden.maxPause) config.maxPauseMs = preset.maxPauseMs;
   config.boundsOverridden = overridden;

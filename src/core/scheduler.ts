@@ -137,10 +137,13 @@ function tryResumeIfTr(state: SchedulerState): void {
  * The tick, in order:
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
  *   2. idle lease;
- *   3. `maxWaitMs` rejections, then (priorities on) per-class queue timeouts (408);
+ *   3. `maxWaitMs` rejections;
  *   4. lend the room of programs in a long tool call (tr; lending.ts);
  *   5. resume (tr; overdue heads first, then the queue, then idle backends: resume.ts);
- *   6. pause where over capacity (tr). Resume runs first so a program paused in this tick
+ *   6. (priorities on) per-class queue timeouts (408), after the resume: a class whose queue
+ *      timeout is the max pause has its forced seat and its timeout fall due in the same tick,
+ *      and a request that can still be seated is seated rather than refused;
+ *   7. pause where over capacity (tr). Resume runs first so a program paused in this tick
  *      cannot come straight back in it.
  */
 function onTick(
@@ -157,9 +160,12 @@ function onTick(
   expireIdle(state);
   rejectStranded(state);
   rejectOverdue(state);
-  rejectQueueTimeouts(state);
-  if (state.config.mode !== "tr") return;
+  if (state.config.mode !== "tr") {
+    rejectQueueTimeouts(state);
+    return;
+  }
   lendIdleRoom(state);
   if (anyHealthy(state)) tryResume(state);
+  rejectQueueTimeouts(state);
   pauseOverCapacity(state);
 }

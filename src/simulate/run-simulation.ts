@@ -199,7 +199,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     },
     backends: t.backends,
     scheduler: t.scheduler,
-    still_parked_max_ms: parked.length === 0 ? null : Math.max(...parked),
+    still_parked_max_ms: parked.length === 0 ? null : parked.reduce((m, x) => Math.max(m, x)),
     ...(priority === undefined ? {} : { priority }),
     series: t.series,
   };

@@ -159,11 +159,12 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
 } {
   const config: RouterConfig = { ...DEFAULT_CONFIG };
   const target = config as unknown as Record<string, unknown>;
-  const given = new Set<string>();
+  // Flags are simulate's only layer.
+  const given = new Map<string, number>();
   for (const s of TR_KNOB_SETTINGS) {
     const raw = flags[camel(s.key)];
     if (raw === undefined) continue;
-    given.add(s.key);
+    given.set(s.key, 1);
     const value = parseSetting(s, raw, `--${s.key}`);
     if (s.prop === "priority") {
       // `--priority` is the switch of `maitred serve`: the built-in class defaults (the

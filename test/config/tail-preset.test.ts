@@ -28,15 +28,22 @@ test("an explicit --ageing or --max-pause overrides only its half of the preset,
     env: { MAITRED_MAX_PAUSE: "450" },
   });
   assert.deepEqual(bounds(layered), [600_000, 450_000]);
-  // A half given before the preset (file) still wins over a preset given later (flag).
-  const before = resolveRouterConfig({
+  // A half given in a lower layer (file) gives way to a preset given in a higher one (flag).
+  const below = resolveRouterConfig({
     configFile: "/etc/maitred.yaml",
     readFile: () => "ageing: 30\n",
     flags: { tail: "throughput" },
   });
-  assert.deepEqual(bounds(before), [30_000, 1_800_000]);
+  assert.deepEqual(bounds(below), [0, 1_800_000]);
+  assert.deepEqual(below.boundsOverridden, { ageing: false, maxPause: false });
+  // In the same layer as the preset, or above it, the half wins.
+  const same = resolveRouterConfig({
+    configFile: "/etc/maitred.yaml",
+    readFile: () => "tail: throughput\nageing: 30\n",
+  });
+  assert.deepEqual(bounds(same), [30_000, 1_800_000]);
   assert.equal(
-    describeBounds(boundsInForce(before)),
+    describeBounds(boundsInForce(same)),
     "--tail throughput (ageing 30 s given, max pause 1800 s)",
   );
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DEFAULT_CLASS_SETTINGS, resolveRequestClass } from "../../src/core/api.ts";
+import { resolveRequestClass } from "../../src/core/api.ts";
+import { MAX_PAUSE_MS } from "../../src/core/scheduler-constants.ts";
 import { createHarness } from "./harness.ts";
 
 /**
@@ -74,7 +75,9 @@ test("restaurant: a walk-in who waited past the threshold is called out of turn"
   const { h, walkIns } = restaurant();
   walkIns(9, { served: true });
   h.arrive("walk", "WALK", 900, { priorityClass: "bulk" }); // waits: the rest is held
-  const threshold = DEFAULT_CLASS_SETTINGS.bulk.starvationMs;
+  // Bulk waits by tr's bounds: the ageing bound, or the max pause with ageing off (as here).
+  const threshold = h.scheduler.snapshot().priority?.classes.bulk.settings.starvationMs as number;
+  assert.equal(threshold, MAX_PAUSE_MS, "ageing off: starved at the max pause");
   h.advance(threshold);
   h.arrive("reg", "REG", 900, { priorityClass: "default" });
   h.tick();

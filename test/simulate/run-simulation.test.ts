@@ -144,7 +144,7 @@ test("a fixed batch of 3 runs exactly 3 programs and ends with the last of them"
   assert.equal(report.program_completion_ms.count, 3);
   assert.equal(report.program_completion_ms.p50, Math.round(times[1] * 10) / 10);
   assert.equal(report.program_completion_ms.max, Math.round(times[2] * 10) / 10);
-  assert.ok(lastEnd < BATCH_HORIZON_MS / 1000, "the batch, not the horizon, ended the run");
+  assert.ok(lastEnd < BATCH_HORIZON_MS, "the batch, not the horizon, ended the run");
 });
 
 test("a batch whose clients never release it still ends with the last step, not the idle timeout", () => {

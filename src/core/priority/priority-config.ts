@@ -69,8 +69,8 @@ export interface ResolvedPriorityConfig {
  * (src/core/priority/README.md "Evidence"). So their starvation threshold is tr's ageing bound
  * (AGEING_MS, 240 s: a starved head is seated, room made for it) and their queue timeout is the
  * forced-resume bound (MAX_PAUSE_MS, 300 s), which the promotion keeps any wait under: the
- * default `--tail bounded` preset's values (the class settings are the section's own, so
- * another preset leaves them as they are; the max pause in force still caps them).
+ * default `--tail bounded` preset's values, which follow the bounds in force when the core has
+ * them (`classDefaults` below).
  * Reservations there are slot floors; here they are KV shares, kept small because KV held idle for
  * a class is throughput lost by the others (the target: total steps/min ≥ 0.95× priorities off) and
  * preemption already closes the gap a reservation leaves.
@@ -126,12 +126,38 @@ function checkNumber(
   }
 }
 
+/** tr's bounds on waiting in force (`--tail` and its halves). */
+export interface WaitBounds {
+  ageingMs: number;
+  maxPauseMs: number;
+}
+
+/**
+ * The classes that wait by tr's own bounds rather than a gateway's (DEFAULT_CLASS_SETTINGS
+ * above): unless the section sets them, they starve at the ageing bound (at the max pause when
+ * ageing is off: no promotion before the forced seat) and time out at the max pause, so that
+ * `--tail` moves them with everything else.
+ */
+const FOLLOW_TAIL: ReadonlySet<PriorityClass> = new Set(["default", "bulk"]);
+
+function classDefaults(name: PriorityClass, bounds: WaitBounds | undefined) {
+  const d = DEFAULT_CLASS_SETTINGS[name];
+  if (bounds === undefined || !FOLLOW_TAIL.has(name)) return d;
+  const { ageingMs, maxPauseMs } = bounds;
+  return {
+    ...d,
+    starvationMs: ageingMs > 0 ? Math.min(ageingMs, maxPauseMs) : maxPauseMs,
+    queueTimeoutMs: maxPauseMs,
+  };
+}
+
 function resolveClass(
   errors: string[],
   name: PriorityClass,
   input: Partial<PriorityClassSettings> | undefined,
+  bounds: WaitBounds | undefined,
 ): PriorityClassSettings {
-  const s = { ...DEFAULT_CLASS_SETTINGS[name], ...(input ?? {}) };
+  const s = { ...classDefaults(name, bounds), ...(input ?? {}) };
   const at = `priority.classes.${name}`;
   checkNumber(errors, `${at}.reservedShare`, s.reservedShare, (n) => n >= 0 && n <= 1, "0..1");
   checkNumber(
@@ -155,7 +181,10 @@ function oneOf(list: readonly string[], value: unknown): boolean {
  * Apply defaults and validate. Every error names its field. Reservations must fit: each share
  * in 0..1 and their sum at most 1 (all reservations together must fit under capacity).
  */
-export function resolvePriorityConfig(input: PriorityConfig): PriorityConfigResult {
+export function resolvePriorityConfig(
+  input: PriorityConfig,
+  bounds?: WaitBounds,
+): PriorityConfigResult {
   const errors: string[] = [];
   if (input === null || typeof input !== "object") {
     return { ok: false, errors: ["priority: must be an object"] };
@@ -173,6 +202,7 @@ export function resolvePriorityConfig(input: PriorityConfig): PriorityConfigResu
       errors,
       name,
       typeof given === "object" && given !== null ? given[name] : undefined,
+      bounds,
     ),
   );
   let sum = 0;

@@ -29,7 +29,7 @@ export function setupPriorities(
     }); // 2
     return;
   }
-  const resolved = resolvePriorityConfig(config.priority);
+  const resolved = resolvePriorityConfig(config.priority, state.config);
   if (!resolved.ok) {
     state.effects.log("error", "invalid priority config; running without priorities", {
       errors: resolved.errors,
