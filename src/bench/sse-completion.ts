@@ -10,8 +10,17 @@
  *   1. a chunk with a non-empty `choices` array is output: the first one is the first token
  *      (vLLM and the simulated backend send the role chunk with the first token);
  *   2. a chunk with `usage` carries the totals (the usage-only chunk has `choices: []`);
- *   3. an `{"error": …}` event is the backend failing mid-stream;
- *   4. anything else (comments, keep-alives, unparsable lines) is ignored.
+ *   3. an `{"error": …}` event is the backend failing mid-stream, or, on a stream maitred
+ *      held, the hold or the backend failing before any output;
+ *   4. anything else (keep-alives, unparsable lines) is ignored.
+ *
+ * Comments are skipped as every SSE client skips them, except maitred's own on a held stream
+ * (`: maitred key=value …`): the router sent its 200 and head while the request was held, so
+ * what the head could not say yet (where the request ran and how long it was held, or that the
+ * hold ended in an error, with its status and Retry-After) comes in such a comment right before
+ * the first event. The last one's fields are kept as `routerNote` for the caller to read as
+ * the headers they stand for (step-client.ts). Comments are a few per held request, so this
+ * costs the events nothing.
  */
 
 import { createParser } from "eventsource-parser";
@@ -27,15 +36,36 @@ export interface StreamedCompletion {
 export interface SseCompletionReader {
   /** Feed the next piece of the body (any split, even mid-line or mid-character). */
   push(piece: string | Uint8Array): void;
-  /** Whether an error event arrived (case 3). */
-  readonly failed: boolean;
+  /** The error event's body, once one arrived (case 3). */
+  readonly error: Json | undefined;
+  /** The fields of the last `: maitred` comment, or null when there was none. */
+  readonly routerNote: ReadonlyMap<string, string> | null;
   /** The completion once the stream ended; null without usage (not a completion). */
   result(): StreamedCompletion | null;
 }
 
+/** What starts maitred's comments, after the `:` and the space the SSE format drops. */
+const NOTE_PREFIX = "maitred ";
+
+/**
+ * The `key=value` fields of a `: maitred …` comment (as eventsource-parser hands it over,
+ * without its `: `); words without `=` (the keep-alive's `held`) are skipped. null for any
+ * other comment.
+ */
+export function parseRouterNote(comment: string): Map<string, string> | null {
+  if (!comment.startsWith(NOTE_PREFIX)) return null;
+  const fields = new Map<string, string>();
+  for (const word of comment.slice(NOTE_PREFIX.length).split(" ")) {
+    const eq = word.indexOf("=");
+    if (eq > 0) fields.set(word.slice(0, eq), word.slice(eq + 1));
+  }
+  return fields;
+}
+
 export function createSseCompletionReader(onFirstToken: () => void): SseCompletionReader {
   let first = true;
-  let failed = false;
+  let error: Json | undefined;
+  let routerNote: Map<string, string> | null = null;
   let text = "";
   let usage: Json | undefined;
 
@@ -49,7 +79,7 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     }
     if (event === undefined) return;
     if (event.error !== undefined) {
-      failed = true; // 3
+      error = event; // 3
       return;
     }
     const choices = event.choices;
@@ -64,7 +94,12 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     const u = asObj(event.usage);
     if (u !== undefined) usage = u; // 2
   };
-  const parser = createParser({ onEvent: (event) => onData(event.data.trim()) });
+  const parser = createParser({
+    onEvent: (event) => onData(event.data.trim()),
+    onComment: (comment) => {
+      routerNote = parseRouterNote(comment) ?? routerNote;
+    },
+  });
   // Bytes are decoded as a stream: a character split across two pieces is decoded whole.
   const decoder = new TextDecoder();
 
@@ -72,8 +107,11 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     push(piece) {
       parser.feed(typeof piece === "string" ? piece : decoder.decode(piece, { stream: true }));
     },
-    get failed() {
-      return failed;
+    get error() {
+      return error;
+    },
+    get routerNote() {
+      return routerNote;
     },
     result() {
       // A last event without its blank line still counts (a backend that closes right after

@@ -13,8 +13,11 @@ import {
  * URL (maitred, a bare vLLM/SGLang or the simulated backend, another router), over one undici
  * keep-alive pool, plus the program release call. Completions are streamed with usage
  * (sse-completion.ts) so the first token's arrival is seen; the program's class goes as header
- * `x-priority`. The driver (closed-loop.ts) only sees the `StepClient` interface, so it can
- * run against a fake in tests.
+ * `x-priority`. A stream maitred held has its 200 and head sent before it is seated, so what
+ * the headers would say (time held, Retry-After) and the status of an error come in its
+ * `: maitred` comment instead; the step is recorded as the same answer without a hold would be.
+ * The driver (closed-loop.ts) only sees the `StepClient` interface, so it can run against a
+ * fake in tests.
  */
 
 export interface StepRequest {
@@ -47,7 +50,10 @@ export type StepResponse =
     }
   | {
       ok: false;
-      /** `http_<status>` (+ `_<error type>`), or `transport_<code>`, or `bad_response`. */
+      /**
+       * `http_<status>` (+ `_<error type>`), or `stream_error` (an error event with no status: a
+       * stream that failed after its first event), `transport_<code>`, or `bad_response`.
+       */
       kind: string;
       status: number | null;
       /** `Retry-After` in ms, when the server sent one. */
@@ -69,7 +75,10 @@ export interface StepClientOptions {
   headers?: Record<string, string>;
 }
 
-/** Router header: how long maitred held the request before forwarding it. */
+/**
+ * Router header: how long maitred held the request before forwarding it (on a held stream,
+ * field `paused_ms` of its comment).
+ */
 export const PAUSED_MS_HEADER = "x-maitred-paused-ms";
 /** The class header maitred reads. */
 export const PRIORITY_HEADER = "x-priority";
@@ -93,24 +102,64 @@ function parseJson(text: string): unknown {
   }
 }
 
+type HeaderOf = (name: string) => string | undefined;
+
 /** The router marks a request cancelled for a higher class: `…_preempted` kinds. */
 export const PREEMPTED_HEADER = "x-maitred-preempted";
 
 /**
  * Error kind of a non-2xx answer, from the OpenAI envelope's `type` when it has one; a
- * preemption (header `x-maitred-preempted: true`) is `http_<status>_preempted`, so reports can
- * tell it from the other 503s.
+ * preemption is `http_<status>_preempted`, so reports can tell it from the other 503s. A
+ * preemption says so in header `x-maitred-preempted: true`, and in its envelope's code
+ * `preempted`, which is all a held stream has (its head went out before).
  */
-export function errorKind(
-  status: number,
-  body: unknown,
-  header?: (name: string) => string | undefined,
-): string {
-  if (header?.(PREEMPTED_HEADER) === "true") return `http_${status}_preempted`;
-  const type = asObj(asObj(body)?.error)?.type;
+export function errorKind(status: number, body: unknown, header?: HeaderOf): string {
+  const error = asObj(asObj(body)?.error);
+  if (header?.(PREEMPTED_HEADER) === "true" || error?.code === "preempted") {
+    return `http_${status}_preempted`;
+  }
+  const type = error?.type;
   return typeof type === "string" && /^[A-Za-z]+$/.test(type)
     ? `http_${status}_${type}`
     : `http_${status}`;
+}
+
+/**
+ * A held stream's comment fields by the header a relayed answer carries them in: maitred sent
+ * the head while the request was held, before it knew them (sse-completion.ts).
+ */
+const NOTE_FIELD_OF_HEADER: ReadonlyMap<string, string> = new Map([
+  [PAUSED_MS_HEADER, "paused_ms"],
+  ["retry-after", "retry_after"],
+]);
+
+function noteHeader(note: ReadonlyMap<string, string>, name: string): string | undefined {
+  const field = NOTE_FIELD_OF_HEADER.get(name);
+  return field === undefined ? undefined : note.get(field);
+}
+
+/** A non-2xx answer, from its status, body and headers (or a held stream's comment). */
+function httpError(status: number, body: unknown, get: HeaderOf): StepResponse {
+  return {
+    ok: false,
+    kind: errorKind(status, body, get),
+    status,
+    retryAfterMs: parseRetryAfter(get("retry-after")),
+  };
+}
+
+/** A 2xx answer: a completion, or `bad_response` when it holds none. */
+function completed(parsed: StreamedCompletion | null, get: HeaderOf): StepResponse {
+  if (parsed === null) return { ok: false, kind: "bad_response", status: null, retryAfterMs: null };
+  const paused = Number(get(PAUSED_MS_HEADER) ?? 0);
+  return {
+    ok: true,
+    promptTokens: parsed.prompt,
+    cachedTokens: parsed.cached,
+    completionTokens: parsed.completion,
+    pausedMs: Number.isFinite(paused) && paused > 0 ? paused : 0,
+    text: parsed.text,
+  };
 }
 
 export function createStepClient(options: StepClientOptions): StepClient {
@@ -155,37 +204,23 @@ export function createStepClient(options: StepClientOptions): StepClient {
         });
         const get = (name: string) => header(res.headers, name);
         if (res.statusCode < 200 || res.statusCode >= 300) {
-          const body = parseJson(await res.body.text());
-          return {
-            ok: false,
-            kind: errorKind(res.statusCode, body, get),
-            status: res.statusCode,
-            retryAfterMs: parseRetryAfter(get("retry-after")),
-          };
+          return httpError(res.statusCode, parseJson(await res.body.text()), get);
         }
-        let parsed: StreamedCompletion | null;
-        let failed = false;
         if (req.stream === false) {
-          parsed = completionFromJson(parseJson(await res.body.text()));
-        } else {
-          const reader = createSseCompletionReader(() => req.onFirstToken?.());
-          for await (const piece of res.body) reader.push(piece as Uint8Array);
-          failed = reader.failed;
-          parsed = failed ? null : reader.result();
+          return completed(completionFromJson(parseJson(await res.body.text())), get);
         }
-        if (!parsed) {
-          const kind = failed ? "stream_error" : "bad_response";
-          return { ok: false, kind, status: null, retryAfterMs: null };
+        const reader = createSseCompletionReader(() => req.onFirstToken?.());
+        for await (const piece of res.body) reader.push(piece as Uint8Array);
+        const note = reader.routerNote;
+        const said = note === null ? get : (name: string) => get(name) ?? noteHeader(note, name);
+        if (reader.error !== undefined) {
+          // Held by maitred, the answer is a 200 whatever happened; its comment has the status.
+          const status = Number(note?.get("status"));
+          return Number.isInteger(status) && status >= 300
+            ? httpError(status, reader.error, said)
+            : { ok: false, kind: "stream_error", status: null, retryAfterMs: null };
         }
-        const paused = Number(get(PAUSED_MS_HEADER) ?? 0);
-        return {
-          ok: true,
-          promptTokens: parsed.prompt,
-          cachedTokens: parsed.cached,
-          completionTokens: parsed.completion,
-          pausedMs: Number.isFinite(paused) && paused > 0 ? paused : 0,
-          text: parsed.text,
-        };
+        return completed(reader.result(), said);
       } catch (err) {
         if (signal.aborted) throw err;
         const code = (err as { code?: unknown }).code;

@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { streamsAt } from "../../src/bench/closed-loop.ts";
 import { renderProgress } from "../../src/bench/progress-bar.ts";
-import { completionFromJson, createSseCompletionReader } from "../../src/bench/sse-completion.ts";
+import {
+  completionFromJson,
+  createSseCompletionReader,
+  parseRouterNote,
+} from "../../src/bench/sse-completion.ts";
 import { errorKind } from "../../src/bench/step-client.ts";
 
 /** A vLLM-shaped stream: role chunk with the first token, two deltas, usage, [DONE]. */
@@ -80,7 +84,53 @@ describe("streamed completions (sse-completion)", () => {
     assert.equal(r.result(), null);
     const e = createSseCompletionReader(() => {});
     e.push('data: {"error":{"message":"boom","type":"InternalServerError","code":500}}\n\n');
-    assert.equal(e.failed, true);
+    assert.deepEqual(e.error, {
+      error: { message: "boom", type: "InternalServerError", code: 500 },
+    });
+    assert.equal(r.error, undefined);
+  });
+
+  it("keeps the fields of maitred's last comment on a held stream, split anywhere", () => {
+    const held = [
+      ": keep-alive",
+      ": maitred held position=3 waited_ms=45000",
+      ": maitred backend=http://gpu-1:8000/v1?a=b paused_ms=52000",
+      STREAM,
+    ].join("\n\n");
+    for (const size of [1, 5, held.length]) {
+      const r = createSseCompletionReader(() => {});
+      for (let i = 0; i < held.length; i += size) r.push(held.slice(i, i + size));
+      assert.deepEqual(
+        r.routerNote,
+        new Map([
+          ["backend", "http://gpu-1:8000/v1?a=b"],
+          ["paused_ms", "52000"],
+        ]),
+        `pieces of ${size}`,
+      );
+      assert.equal(r.result()?.text, " hello", "comments are no output");
+    }
+    const plain = createSseCompletionReader(() => {});
+    plain.push(`: keep-alive\n\n:maitred-ish\n\n${STREAM}`);
+    assert.equal(plain.routerNote, null, "only maitred's comments are notes");
+  });
+
+  it("reads a comment's key=value fields, skipping bare words", () => {
+    assert.deepEqual(
+      parseRouterNote("maitred held position=3 waited_ms=45000"),
+      new Map([
+        ["position", "3"],
+        ["waited_ms", "45000"],
+      ]),
+    );
+    assert.deepEqual(
+      parseRouterNote("maitred status=503 retry_after=1"),
+      new Map([
+        ["status", "503"],
+        ["retry_after", "1"],
+      ]),
+    );
+    assert.equal(parseRouterNote("keep-alive"), null);
   });
 });
 
@@ -132,6 +182,14 @@ describe("errorKind", () => {
     assert.equal(
       errorKind(503, body, () => undefined),
       "http_503_ServiceUnavailableError",
+    );
+  });
+
+  it("a preemption on a held stream, its head long gone, is told by the envelope's code", () => {
+    const body = { error: { message: "m", type: "ServiceUnavailableError", code: "preempted" } };
+    assert.equal(
+      errorKind(503, body, () => undefined),
+      "http_503_preempted",
     );
   });
 
