@@ -9,15 +9,21 @@
  * answer would carry once a backend is chosen (`x-maitred-backend`, `x-maitred-paused-ms`, the
  * backend's status when it is not 200) become a comment right before the first event; an error
  * (the hold ended in one, or the backend answered with one) becomes an error event in the
- * OpenAI envelope followed by `data: [DONE]`, as vLLM ends a stream that failed.
+ * OpenAI envelope followed by `data: [DONE]`, as vLLM ends a stream that failed; a backend's
+ * error in another shape is moved into the envelope (backend-error.ts), or a client would read
+ * it as a chunk. Such an error comes inside a 200: the OpenAI SDKs raise it but, having no
+ * status to go by, do not retry it as they retry a 503 with Retry-After.
  *
  * Only requests that are held pay for this: one object and one timer each; a request
  * dispatched at once never creates one.
  */
 import type { ServerResponse } from "node:http";
-import { errorBodyJson, errorTypeForStatus, type MaitredError } from "../errors.ts";
+import type { HoldView } from "../core/api.ts";
+import type { MaitredError } from "../errors.ts";
 import type { Grant } from "../runtime/request-table.ts";
+import { backendErrorJson } from "./backend-error.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
+import { sseErrorEvent, sseLastEvent } from "./sse-error-event.ts";
 
 /**
  * A comment at least this often while a stream is held. The official OpenAI SDKs give up on a
@@ -26,8 +32,6 @@ import type { ProxyDeps } from "./proxy-deps.ts";
  * all of them.
  */
 export const HOLD_KEEPALIVE_MS = 15_000;
-
-const DONE = "data: [DONE]\n\n";
 
 export interface HeldStream {
   /** The SSE head went out: from now on every answer to the client is written as SSE. */
@@ -40,32 +44,34 @@ export interface HeldStream {
   release(): void;
   /** Where it runs, as a comment before the first event (what a relayed head would say). */
   placed(grant: Grant, status: number): void;
-  /** A body the backend sent instead of a stream (its error) as one event, then `[DONE]`. */
+  /**
+   * A body the backend sent instead of a stream (its error, moved into the envelope) as one
+   * event, then `[DONE]`.
+   */
   endWithBody(status: number, body: Buffer): void;
   /** The request ended in maitred's error before any event: the error event, then `[DONE]`. */
   fail(error: MaitredError): void;
 }
 
-/** The backend's body as one SSE event: its JSON compacted, anything else in the envelope. */
+/**
+ * The body a backend sent instead of a stream, as the stream's last event: an answer (2xx JSON)
+ * as it came, compacted to one line; an error in the OpenAI envelope (backend-error.ts), since
+ * a client finds an error in a stream only in an event with an `error` member.
+ */
 function bodyEvent(status: number, body: Buffer): string {
-  const text = body.toString("utf8");
-  try {
-    const doc: unknown = JSON.parse(text);
-    if (typeof doc === "object" && doc !== null) return `data: ${JSON.stringify(doc)}\n\n`;
-  } catch {
-    // not JSON: wrapped below
+  if (status >= 200 && status < 300) {
+    try {
+      const doc: unknown = JSON.parse(body.toString("utf8"));
+      if (typeof doc === "object" && doc !== null) return sseLastEvent(JSON.stringify(doc));
+    } catch {
+      // not JSON: no answer, so an error below
+    }
   }
-  const error = {
-    message: text.trim() || `Backend answered ${status}.`,
-    type: errorTypeForStatus(status),
-    param: null,
-    code: status,
-  };
-  return `data: ${JSON.stringify({ error })}\n\n`;
+  return sseLastEvent(backendErrorJson(status, body));
 }
 
 export function createHeldStream(
-  deps: Pick<ProxyDeps, "clock" | "loop" | "isDraining">,
+  deps: Pick<ProxyDeps, "clock" | "loop" | "isDraining" | "logger">,
   outgoing: ServerResponse,
   programId: string | null,
 ): HeldStream {
@@ -77,10 +83,28 @@ export function createHeldStream(
     if (!outgoing.destroyed && !outgoing.writableEnded && !outgoing.writableNeedDrain)
       outgoing.write(`: maitred ${text}\n\n`);
   };
+  let warned = false;
+  /**
+   * Where the request stands, or null. The core is asked here from the keep-alive timer, outside
+   * the run loop that catches (and counts) what the core throws on an event, so a throw is
+   * caught here: out of a timer it would end the process. The comment then says only `held`,
+   * which keeps the connection alive all the same, and the timer goes on.
+   */
+  const view = (id: string): HoldView | null => {
+    try {
+      return deps.loop.scheduler.holdOf({ requestId: id });
+    } catch (err) {
+      if (!warned) {
+        warned = true;
+        deps.logger.warn("could not read where a held request stands", { requestId: id, err });
+      }
+      return null;
+    }
+  };
   const beat = () => {
     timer = null;
     if (requestId === null || outgoing.destroyed) return;
-    const v = deps.loop.scheduler.holdOf({ requestId });
+    const v = view(requestId);
     // Waited by the runtime's clock: the core's time is that of its last event.
     const waited = v === null ? 0 : Math.round(deps.clock.now() - v.parkedAt);
     comment(v === null ? "held" : `held position=${v.position} waited_ms=${waited}`);
@@ -120,12 +144,12 @@ export function createHeldStream(
       );
     },
     endWithBody(status, body) {
-      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body) + DONE);
+      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body));
     },
     fail(error) {
       const retry = error.headers["retry-after"];
       comment(`status=${error.status}${retry === undefined ? "" : ` retry_after=${retry}`}`);
-      if (!outgoing.writableEnded) outgoing.end(`data: ${errorBodyJson(error)}\n\n${DONE}`);
+      if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(error));
     },
   };
   return stream;

@@ -16,7 +16,8 @@
  * The full response has fields the stream never carries (vLLM's non-streamed body lists every
  * field, nulls included), so the layout follows the backend type: vLLM's or SGLang's key order
  * with their null fields, then any other key the stream carried. An error event in the stream
- * becomes the response, with the status its `code` names.
+ * (the envelope, or the flat shape SGLang writes: backend-error.ts) becomes the response as the
+ * backend wrote it, with the status its `code` names.
  *
  * Content events (events with a non-empty `choices`, one per engine step) are counted as the
  * relay counts them (sse-relay.ts), so a rebuilt answer and a relayed stream feed the scheduler
@@ -28,6 +29,7 @@ import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { Usage } from "../core/events.ts";
 import { CR, LF } from "../util/json-bytes.ts";
 import { asObj, type Json } from "../util/json-object.ts";
+import { backendErrorOf } from "./backend-error.ts";
 import type { Endpoint } from "./prepare-request.ts";
 import { usageFrom } from "./usage.ts";
 
@@ -299,9 +301,9 @@ export function createCompletionRebuilder(
       return; // not JSON: nothing a completion is made of
     }
     if (event === undefined) return;
-    const envelope = asObj(event.error);
-    if (envelope !== undefined || event.object === "error") {
-      const code = (envelope ?? event).code;
+    const failed = backendErrorOf(event);
+    if (failed !== undefined) {
+      const code = failed.code;
       const status = Number.isInteger(code) && (code as number) >= 400 && (code as number) < 600;
       error = { status: status ? (code as number) : 500, body: data };
       return;

@@ -16,7 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { RequestOutcome, SchedulerEvent } from "../core/events.ts";
-import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
+import { Errors, type MaitredError } from "../errors.ts";
 import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
 import { forwardToBackend } from "./forward-to-backend.ts";
@@ -24,6 +24,7 @@ import { answered, createHeldStream, type HeldStream } from "./held-stream.ts";
 import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-request.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
+import { sseErrorEvent } from "./sse-error-event.ts";
 import { classifyFailure, type Failure, ForwardError } from "./upstream-failure.ts";
 
 type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
@@ -316,6 +317,5 @@ function endBrokenStream(
     return;
   }
   if (held?.opened === true && !held.answered) held.fail(failure.error);
-  else if (!outgoing.writableEnded)
-    outgoing.end(`data: ${errorBodyJson(failure.error)}\n\ndata: [DONE]\n\n`);
+  else if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(failure.error));
 }

@@ -61,3 +61,73 @@ test("the openai client throws the error event of a hold that ended in one", asy
     });
   });
 });
+
+/**
+ * Backends that write their error in another shape than the envelope: the flat one of SGLang
+ * (and of vLLM before the envelope), and FastAPI's `detail`. Not held, the client throws on the
+ * status; held, the status went out as 200 long before, so only the error event can tell it,
+ * and it must carry an `error` member for the client to throw rather than read a chunk.
+ */
+const OTHER_SHAPES = [
+  {
+    shape: "flat",
+    status: 400,
+    body: {
+      object: "error",
+      message: "This model's maximum context length is 4096 tokens.",
+      type: "BadRequestError",
+      param: null,
+      code: 400,
+    },
+    message: "This model's maximum context length is 4096 tokens.",
+    type: "BadRequestError",
+  },
+  {
+    shape: "detail",
+    status: 422,
+    body: { detail: "Input should be a valid list" },
+    message: "Input should be a valid list",
+    type: "BadRequestError",
+  },
+] as const;
+
+for (const { shape, status, body, message, type } of OTHER_SHAPES) {
+  const headers = { "x-fake-status": String(status), "x-fake-error-body": JSON.stringify(body) };
+
+  test(`the openai client throws a backend's ${shape} error body on a stream seated at once (its status)`, async () => {
+    await withHeldRouter(async (router, backend) => {
+      backend.setNumGpuBlocks(4096);
+      await router.ticker.runOnce();
+      const create = clientFor(router.url).chat.completions.create(params(`sdk-${shape}-now`), {
+        headers,
+      });
+      await assert.rejects(create, (err: unknown) => {
+        assert.ok(err instanceof OpenAI.APIError, String(err));
+        assert.equal(err.status, status);
+        return true;
+      });
+    });
+  });
+
+  test(`the openai client throws a backend's ${shape} error body on a held stream (its event)`, async () => {
+    await withHeldRouter(async (router, backend) => {
+      const { data: stream, response } = await clientFor(router.url)
+        .chat.completions.create(params(`sdk-${shape}-held`), { headers })
+        .withResponse();
+      assert.equal(response.headers.get("x-maitred-held"), "true");
+      const chunks: unknown[] = [];
+      const read = (async () => {
+        for await (const chunk of stream) chunks.push(chunk);
+      })();
+      backend.setNumGpuBlocks(4096);
+      await router.ticker.runOnce();
+      await assert.rejects(read, (err: unknown) => {
+        assert.ok(err instanceof OpenAI.APIError, String(err));
+        assert.equal(err.message, message);
+        assert.equal(err.type, type);
+        return true;
+      });
+      assert.deepEqual(chunks, [], "no chunk was made of the error");
+    });
+  });
+}

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
-import { type IncomingMessage, request } from "node:http";
+import { connect } from "node:net";
 import { test } from "node:test";
+import { createScheduler } from "../../src/core/scheduler.ts";
+import { createLogger } from "../../src/util/logger.ts";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { withHeldRouter } from "./helpers/held-router.ts";
 import { openStream } from "./helpers/stream-reader.ts";
@@ -94,36 +96,45 @@ test("a stream held at shutdown is told so in an error event, and close() resolv
 test("--hold-keepalive off sends nothing until the request is seated", async () => {
   await withHeldRouter(
     async (router, backend) => {
-      let head = false;
-      const response = new Promise<IncomingMessage>((resolve, reject) => {
-        const req = request(
-          `${router.url}/v1/chat/completions`,
-          { method: "POST", headers: { "content-type": "application/json" } },
-          (res) => {
-            head = true;
-            resolve(res);
-          },
-        );
-        req.on("error", reject);
-        req.end(JSON.stringify({ model: "m", stream: true, program_id: "quiet", messages: [] }));
+      // Read off the raw socket: a response has one head, and bytes on one connection arrive in
+      // the order they were written, so had a head gone out while the request was held, it (and
+      // not the seated head) would be what the socket delivers first.
+      const socket = connect(Number(new URL(router.url).port), "127.0.0.1");
+      let received = "";
+      let receivedWhileHeld = "";
+      let granted = false;
+      socket.setEncoding("utf8");
+      socket.on("data", (piece: string) => {
+        received += piece;
+        if (!granted) receivedWhileHeld += piece;
       });
+      const closed = new Promise<void>((resolve, reject) => {
+        socket.on("end", resolve);
+        socket.on("error", reject);
+      });
+      const body = JSON.stringify({ model: "m", stream: true, program_id: "quiet", messages: [] });
+      socket.write(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: router\r\nconnection: close\r\n" +
+          `content-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
       await router.waitForEvent((e) => e.kind === "request_arrived");
       router.clock.advance(30_000);
-      // A round trip through the router after the request was held: a head written when it was
-      // held would have arrived before this answer.
-      await (await fetch(`${router.url}/health`)).text();
-      assert.equal(head, false, "no head while held");
       assert.ok(isHeld(router));
+      granted = true;
+      assert.equal(receivedWhileHeld, "", "no byte while held");
       backend.setNumGpuBlocks(4096);
       await router.ticker.runOnce();
-      const res = await response;
-      assert.equal(res.headers["x-maitred-backend"], backend.url);
-      assert.equal(res.headers["x-maitred-paused-ms"], "30000");
-      assert.equal(res.headers["x-maitred-held"], undefined);
-      let body = "";
-      for await (const piece of res) body += piece;
-      assert.doesNotMatch(body, /^:/m, "no comments");
-      assert.ok(body.endsWith("data: [DONE]\n\n"));
+      await closed;
+      const headEnd = received.indexOf("\r\n\r\n");
+      const head = received.slice(0, headEnd).toLowerCase();
+      assert.match(head, /^http\/1\.1 200 ok\r\n/, "the first thing on the socket is a head");
+      assert.ok(head.includes(`\r\nx-maitred-backend: ${backend.url}\r\n`), head);
+      assert.ok(head.includes("\r\nx-maitred-paused-ms: 30000\r\n"), head);
+      assert.ok(!head.includes("x-maitred-held"), head);
+      assert.equal(received.split("HTTP/1.1 ").length, 2, "one head only");
+      const rest = received.slice(headEnd + 4);
+      assert.doesNotMatch(rest, /^:/m, "no comments");
+      assert.match(rest, /data: \[DONE\]\n\n/);
     },
     { "hold-keepalive": "off" },
   );
@@ -198,21 +209,110 @@ test("GET /programs/:id shows a held program's place, its wait and the bounds on
   });
 });
 
-test("a held stream whose backend answers with an error gets that error as its event, its status in the comment", async () => {
+/**
+ * A held stream seated after `heldMs` on a backend that answers it with the error `headers` ask
+ * the fake backend for: its comment naming the backend and what follows.
+ */
+async function heldErrorTail(headers: Record<string, string>, heldMs = 0) {
+  let tail = "";
+  let url = "";
   await withHeldRouter(async (router, backend) => {
-    const s = await openStream(router, "refused", { headers: { "x-fake-status": "400" } });
-    router.clock.advance(1_000);
+    url = backend.url;
+    const s = await openStream(router, "refused", { headers });
+    router.clock.advance(heldMs);
     backend.setNumGpuBlocks(4096);
     await router.ticker.runOnce();
     const body = await s.end();
-    const tail = body.slice(body.indexOf(": maitred backend="));
+    tail = body.slice(body.indexOf(": maitred backend="));
+  });
+  return { tail, url };
+}
+
+test("a held stream whose backend answers with an error gets that error as its event, its status in the comment", async () => {
+  const { tail, url } = await heldErrorTail({ "x-fake-status": "400" }, 1_000);
+  assert.equal(
+    tail,
+    `: maitred backend=${url} paused_ms=1000 status=400\n\n` +
+      'data: {"error":{"message":"fake failure","type":"X","param":null,"code":400}}\n\n' +
+      "data: [DONE]\n\n",
+  );
+});
+
+/** What SGLang (and vLLM before the envelope) answers a prompt too long for the model. */
+const FLAT_ERROR = {
+  object: "error",
+  message: "The prompt is too long for this model's context length.",
+  type: "BadRequestError",
+  param: null,
+  code: 400,
+};
+
+for (const [shape, status, body, error] of [
+  [
+    "flat (SGLang's)",
+    "400",
+    FLAT_ERROR,
+    { message: FLAT_ERROR.message, type: "BadRequestError", param: null, code: 400 },
+  ],
+  [
+    "FastAPI's detail",
+    "404",
+    { detail: "Not Found" },
+    { message: "Not Found", type: "NotFoundError", param: null, code: null },
+  ],
+] as const) {
+  test(`a held stream whose backend answers an error ${shape} gets it as an error event in the envelope`, async () => {
+    const headers = { "x-fake-status": status, "x-fake-error-body": JSON.stringify(body) };
+    const { tail, url } = await heldErrorTail(headers);
     assert.equal(
       tail,
-      `: maitred backend=${backend.url} paused_ms=1000 status=400\n\n` +
-        'data: {"error":{"message":"fake failure","type":"X","param":null,"code":400}}\n\n' +
-        "data: [DONE]\n\n",
+      `: maitred backend=${url} paused_ms=0 status=${status}\n\n` +
+        `data: ${JSON.stringify({ error })}\n\ndata: [DONE]\n\n`,
     );
   });
+}
+
+test("a held stream keeps its comments going when the core cannot say where it stands, and warns once", async () => {
+  const lines: Array<{ level: string; msg: string }> = [];
+  const logger = createLogger({ level: "warn", write: (l) => lines.push(JSON.parse(l)) });
+  const backend = await startFakeBackend({ numGpuBlocks: 0 });
+  const router = await startTestRouter(
+    { backends: backend.url, "scheduler-interval": "3600" },
+    {
+      logger,
+      // The real core, except that asking where a held request stands throws.
+      createScheduler: (options) => ({
+        ...createScheduler(options),
+        holdOf() {
+          throw new Error("holdOf broke");
+        },
+      }),
+    },
+  );
+  try {
+    const s = await openStream(router, "lost");
+    assert.equal(s.res.status, 200);
+    await s.until((t) => t.endsWith(": maitred held\n\n"));
+    // Each beat runs in the clock's timer; a throw out of one would end the advance (and, on the
+    // real clock, the process) and no later beat would come.
+    router.clock.advance(15_000);
+    router.clock.advance(15_000);
+    await s.until((t) => t.split(": maitred held\n\n").length - 1 === 3);
+    assert.deepEqual(
+      lines.filter((l) => l.msg.includes("held request")).map((l) => l.level),
+      ["warn"],
+      "warned once, not at every beat",
+    );
+    backend.setNumGpuBlocks(4096);
+    await router.ticker.runOnce();
+    const body = await s.end();
+    assert.match(body, new RegExp(`: maitred backend=${backend.url} paused_ms=30000\n\ndata: \\{`));
+    assert.ok(body.endsWith("data: [DONE]\n\n"));
+    assert.doesNotMatch(body, /"error"/);
+  } finally {
+    await router.close();
+    await backend.close();
+  }
 });
 
 test("a stream seated at once is relayed as before: its backend's head, no comment, no timer", async () => {

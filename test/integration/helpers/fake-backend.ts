@@ -3,7 +3,8 @@
  * with vLLM's shapes. A stream can be held open after some
  * chunks (disconnect tests; a request with header `x-fake-no-hold` is never held), or, for a
  * request with header `x-fake-hold-first`, after its head and before any chunk (preemption
- * tests); /metrics reports the configured KV capacity, which a test may change (a backend
+ * tests). A request with header `x-fake-status` is answered that status and an error envelope,
+ * or the body in header `x-fake-error-body`; /metrics reports the configured KV capacity, which a test may change (a backend
  * that reports none cannot be placed on, so the router holds what arrives until it does).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
@@ -77,11 +78,15 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
   ) {
     const status = Number(req.headers["x-fake-status"] ?? 200);
     if (status !== 200) {
+      // `x-fake-error-body` is the body to answer with instead of the envelope (another shape).
+      const own = req.headers["x-fake-error-body"];
       res.writeHead(status, { "content-type": "application/json" });
       res.end(
-        JSON.stringify({
-          error: { message: "fake failure", type: "X", param: null, code: status },
-        }),
+        typeof own === "string"
+          ? own
+          : JSON.stringify({
+              error: { message: "fake failure", type: "X", param: null, code: status },
+            }),
       );
       return;
     }
