@@ -78,6 +78,8 @@ export interface RouterConfig {
   shutdownGraceMs: number;
   /** `--hold-keepalive`: a held stream gets its SSE head at once and a comment every 15 s. */
   holdKeepalive: "on" | "off";
+  /** `--access-log`: one log line per finished request at info. */
+  accessLog: "on" | "off";
   /** `--admin-token`: the bearer token of the admin routes; null = loopback clients only. */
   adminToken: string | null;
   identityOrder: IdentitySource[];
@@ -418,6 +420,14 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     prop: "holdKeepalive",
     arg: "<mode>",
     help: "on: a held streaming request gets its 200 and SSE head at once, then a comment with its queue position every 15 s, so idle timeouts do not cut it; off: nothing is sent until it is seated",
+    default: "on",
+    schema: oneOf(["on", "off"]),
+  },
+  {
+    key: "access-log",
+    prop: "accessLog",
+    arg: "<mode>",
+    help: "on: one log line at info per finished request (request id, status, program, class, backend, time held, time to first token, duration, tokens, error code); off: none",
     default: "on",
     schema: oneOf(["on", "off"]),
   },

@@ -13,6 +13,7 @@ import type { BoundsInForce } from "../config/tail-preset.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
+import { type AccessEntry, createAccessEntry, isLogged, writeAccessLog } from "./access-log.ts";
 import { checkAdmin } from "./admin-access.ts";
 import { backendsJson, healthJson, holdJson, programJson, programsJson } from "./admin-views.ts";
 import { listModels } from "./models-route.ts";
@@ -27,6 +28,8 @@ export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
   /** The bounds on waiting in force (`--tail` and its halves); null when nothing is paused. */
   bounds: BoundsInForce | null;
+  /** `--access-log on`: one line per finished request (access-log.ts). */
+  accessLog: boolean;
   /** What the live page at /ui shows. */
   ui: UiFeed;
 }
@@ -44,7 +47,10 @@ function describeKey(key: string): string {
   return tenant === null ? programId : `${programId} of tenant ${tenant}`;
 }
 
-type AppEnv = { Bindings: HttpBindings; Variables: { requestId: string } };
+type AppEnv = {
+  Bindings: HttpBindings;
+  Variables: { requestId: string; access: AccessEntry | null };
+};
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -52,19 +58,55 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   // Set on the Node response itself: the relayed answers bypass Hono's, and Node merges it
   // into whatever head is written later.
+  // The access log's entry, filled on the way and written once the answer is over: a relayed
+  // answer's status is the Node response's (written past Hono), any other the one Hono made.
   app.use(async (c, next) => {
     const id = requestIdOf(c.env.incoming.headers);
     c.set("requestId", id);
     c.env.outgoing.setHeader("x-request-id", id);
-    await next();
+    const access = deps.accessLog && isLogged(c.req.path) ? createAccessEntry() : null;
+    c.set("access", access);
+    const start = deps.clock.now();
+    try {
+      await next();
+    } finally {
+      if (access !== null) {
+        const out = c.env.outgoing;
+        writeAccessLog(
+          deps.logger,
+          {
+            id,
+            method: c.req.method,
+            path: c.req.path,
+            status: out.headersSent ? out.statusCode : c.res.status,
+            durationMs: deps.clock.now() - start,
+          },
+          access,
+        );
+      }
+    }
   });
 
   app.post("/v1/chat/completions", async (c) => {
-    await relayCompletion(deps, "chat", c.env.incoming, c.env.outgoing, c.get("requestId"));
+    await relayCompletion(
+      deps,
+      "chat",
+      c.env.incoming,
+      c.env.outgoing,
+      c.get("requestId"),
+      c.get("access"),
+    );
     return RESPONSE_ALREADY_SENT;
   });
   app.post("/v1/completions", async (c) => {
-    await relayCompletion(deps, "completions", c.env.incoming, c.env.outgoing, c.get("requestId"));
+    await relayCompletion(
+      deps,
+      "completions",
+      c.env.incoming,
+      c.env.outgoing,
+      c.get("requestId"),
+      c.get("access"),
+    );
     return RESPONSE_ALREADY_SENT;
   });
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
@@ -149,6 +191,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
   app.onError((err, c) => {
     const res = toErrorResponse(err);
+    const access = c.get("access");
+    if (access) access.errorCode = String(res.body.error.code);
     if (deps.isDraining() && c.env?.outgoing) c.env.outgoing.shouldKeepAlive = false;
     if (res.status >= 500 && res.body.error.type === "InternalServerError") {
       deps.logger.error("request failed", { requestId: c.get("requestId"), path: c.req.path, err });

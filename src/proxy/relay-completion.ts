@@ -19,6 +19,7 @@ import type { RequestOutcome, SchedulerEvent } from "../core/events.ts";
 import { Errors, type MaitredError } from "../errors.ts";
 import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../runtime/request-table.ts";
+import type { AccessEntry } from "./access-log.ts";
 import { forwardToBackend } from "./forward-to-backend.ts";
 import { answered, createHeldStream, type HeldStream } from "./held-stream.ts";
 import { type Endpoint, type PreparedRequest, prepareRequest } from "./prepare-request.ts";
@@ -48,11 +49,12 @@ export async function relayCompletion(
   incoming: IncomingMessage,
   outgoing: ServerResponse,
   requestId: string,
+  access: AccessEntry | null = null,
 ): Promise<void> {
   if (deps.isDraining()) throw Errors.shuttingDown();
   const raw = await readBody(incoming, deps.maxBodySize, deps.bodyBudget);
   try {
-    await relayRead(deps, endpoint, raw, { incoming, outgoing, requestId, held: null });
+    await relayRead(deps, endpoint, raw, { incoming, outgoing, requestId, held: null, access });
   } finally {
     deps.bodyBudget.give(raw.length);
   }
@@ -65,6 +67,8 @@ interface Call {
   requestId: string;
   /** Made the first time the core holds the request, if it streams (held-stream.ts). */
   held: HeldStream | null;
+  /** Its access log entry; null when the log is off. */
+  access: AccessEntry | null;
 }
 
 /** The request once its body is read (and held against the body budget). */
@@ -110,7 +114,7 @@ async function relayRead(
     }
   } finally {
     ended();
-    if (step !== null) report(deps, req, step, arrivedAt, clock.now());
+    if (step !== null) report(deps, req, step, arrivedAt, clock.now(), call.access);
   }
 }
 
@@ -251,9 +255,19 @@ function report(
   step: Step,
   arrivedAt: number,
   now: number,
+  access: AccessEntry | null,
 ): void {
   deps.metrics.requestFinished(req.endpoint, step.outcome, (now - arrivedAt) / 1000);
   const { firstTokenAt, lastTokenAt, usage } = step.flow;
+  if (access !== null) {
+    access.programId = req.identity.programId;
+    access.priorityClass = req.priorityClass;
+    access.backend = step.grant?.backendId ?? null;
+    access.heldMs = step.grant?.pausedMs ?? null;
+    access.ttftMs = firstTokenAt === null ? null : firstTokenAt - arrivedAt;
+    access.usage = usage;
+    if (step.failure !== null) access.errorCode = step.failure.error.code;
+  }
   if (firstTokenAt !== null)
     deps.metrics.firstToken(req.endpoint, (firstTokenAt - arrivedAt) / 1000);
   if (deps.profiler && req.programKey !== null && step.grant) {

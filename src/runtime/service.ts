@@ -260,6 +260,7 @@ export async function startRouter(
     isDraining: () => draining,
     latestSample: (id) => poller.latest(id),
     bounds: config.router === "tr" ? boundsInForce(config) : null,
+    accessLog: config.accessLog === "on",
     ui,
   });
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;

@@ -48,7 +48,7 @@ export interface UiDeps {
 
 type Env = { Bindings: HttpBindings; Variables: { requestId: string } };
 
-export function registerUi(app: Hono<Env>, deps: UiDeps): void {
+export function registerUi<E extends Env>(app: Hono<E>, deps: UiDeps): void {
   const cache = new Map<string, Buffer>();
   for (const [path, file] of Object.entries(FILES)) {
     app.get(path, async (c) => {
