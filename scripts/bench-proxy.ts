@@ -1,6 +1,23 @@
 /**
  * Proxy overhead of maitred on loopback, measured side by side against a direct connection
- * to the same upstream in one run (ratios from one script):
+ * to the same upstream in one run (ratios from one script).
+ *
+ * First, per answer length (`tokens` phase): the router as users run it (`maitred serve` in
+ * its own process) in front of an upstream that answers each chat completion with exactly
+ * `max_tokens` tokens, against that upstream directly, for clients asking for a plain answer
+ * and for a stream, at 4, 64 and 512 tokens, from a fixed number of keep-alive connections
+ * for a fixed time. Per row: requests per second both ways and, read from the router
+ * process's own CPU time (/proc/<pid>/stat), its CPU per request and per SSE event the
+ * upstream wrote (counted by the upstream, so exact). Three upstreams, one table:
+ *
+ *   - `vllm`: vllm-like-upstream.ts, which writes one SSE event per engine step, each in its
+ *     own write, as vLLM does (steps every turn of its event loop unless --interval-ms);
+ *   - `vllm-one-write`: the same bytes, each whole answer in one write;
+ *   - `fast`: the minimal raw-socket upstream below, which writes each whole answer at once
+ *     (its chunks carry fewer fields than vLLM's).
+ *
+ * Then the phases measured against the fast upstream, with the router in this process's
+ * main thread (its CPU read from that thread):
  *
  *   1. latency: sequential small non-streaming requests on one connection, p50/p99 direct vs
  *      through the router; the difference is what maitred adds;
@@ -13,15 +30,18 @@
  *      ratio is what changing the body costs.
  *
  * A plain request through the router is streamed from the upstream and rebuilt, as maitred
- * does for every plain request, so phases 1 and 2 measure that path against a plain answer
- * from the upstream directly.
- * The upstream is a minimal fast OpenAI look-alike (vLLM's shapes) on raw sockets in a worker thread; the load generator runs in another worker thread; the router runs
- * in the main thread in `tr` mode with a program id in every request (the real hot path:
- * identity, body rewrite, scheduler events, usage books). Phases alternate direct/router.
+ * does for every plain request, so the plain rows and phases 1 and 2 measure that path
+ * against a plain answer from the upstream directly.
+ * The fast upstream runs on raw sockets in a worker thread; the load generator runs in another
+ * worker thread, never in the router's process; the router runs in `tr` mode with a program
+ * id in every request (the real hot path: identity, body rewrite, scheduler events, usage
+ * books). Phases alternate direct/router.
  *
  *   node scripts/bench-proxy.ts [--seconds 5] [--requests 5000] [--connections 64]
+ *                               [--token-seconds 4] [--token-connections 16]
+ *                               [--upstreams vllm,vllm-one-write,fast] [--interval-ms 0]
  *                               [--router tr|default] [--upstream-stream always|as-client]
- *                               [--phases latency,throughput,sse,body]
+ *                               [--phases tokens,latency,throughput,sse,body]
  *                               [--json out.json] [--cpu-profile out.cpuprofile
  *                               --cpu-profile-phase throughput|latency|sse]
  */
@@ -31,15 +51,29 @@ import { type AddressInfo, createServer as createNetServer, type Socket } from "
 import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { Pool } from "undici";
+import {
+  type CountingUpstream,
+  forkVllmLike,
+  grouped,
+  markdownTable,
+  type RouterProcess,
+  runTokenLoad,
+  startRouterProcess,
+  tokenRequestBody,
+} from "./proxy-bench-kit.ts";
+import type { UpstreamStats } from "./vllm-like-upstream.ts";
 
 interface LoadCommand {
-  kind: "latency" | "throughput" | "sse" | "body";
+  kind: "latency" | "throughput" | "sse" | "body" | "tokens";
   /** Phase 4: the body maitred forwards unchanged, or the one it must change. */
   variant?: "kept" | "changed";
   url: string;
   requests: number;
   seconds: number;
   connections: number;
+  /** `tokens` phase: whether the client asks for a stream, and the answer's length. */
+  stream?: boolean;
+  tokens?: number;
 }
 
 /** Chunks per SSE stream in phase 3, written SSE_GROUP at a time. */
@@ -100,20 +134,41 @@ const SSE_GROUP = 10;
  * A minimal fast upstream: HTTP/1.1 keep-alive over raw sockets with prebuilt answers, so the
  * machine's CPU goes to the router under test rather than to the stand-in backend. It speaks
  * just enough HTTP for undici: Content-Length request bodies, fixed or chunked responses.
+ * An answer has `max_tokens` tokens (8 when not given) and leaves in one write, whole; the
+ * SSE events it wrote are counted for the `tokens` phase, which asks with a `stats` message.
  */
 function runUpstream(): void {
-  const usage = { prompt_tokens: 12, total_tokens: 20, completion_tokens: 8 };
-  const answerBody = JSON.stringify({
-    id: "chatcmpl-1",
-    object: "chat.completion",
-    created: 1,
-    model: "m",
-    choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
-    usage,
+  const stats: UpstreamStats = { requests: 0, events: 0, writes: 0 };
+  const usageOf = (n: number) => ({
+    prompt_tokens: 12,
+    total_tokens: 12 + n,
+    completion_tokens: n,
   });
-  const answer = Buffer.from(
-    `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(answerBody)}\r\nkeep-alive: timeout=30\r\n\r\n${answerBody}`,
-  );
+  const answers = new Map<number, Buffer>();
+  /** The plain answer of `n` tokens: n - 1 times "tok", then "ok". */
+  const answer = (n: number) => {
+    let a = answers.get(n);
+    if (a) return a;
+    const answerBody = JSON.stringify({
+      id: "chatcmpl-1",
+      object: "chat.completion",
+      created: 1,
+      model: "m",
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: `${"tok".repeat(n - 1)}ok` },
+          finish_reason: "stop",
+        },
+      ],
+      usage: usageOf(n),
+    });
+    a = Buffer.from(
+      `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(answerBody)}\r\nkeep-alive: timeout=30\r\n\r\n${answerBody}`,
+    );
+    answers.set(n, a);
+    return a;
+  };
   const metricsBody =
     'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000000"} 1.0\nvllm:num_requests_running{engine="0"} 0\n';
   const metrics = Buffer.from(
@@ -128,39 +183,64 @@ function runUpstream(): void {
     `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "tok" }, finish_reason: null }] })}\n\n`,
   );
   const group = Buffer.concat(Array.from({ length: SSE_GROUP }, () => chunk));
-  const tail = Buffer.concat([
-    frame(
-      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage })}\n\ndata: [DONE]\n\n`,
-    ),
-    Buffer.from("0\r\n\r\n"),
-  ]);
+  const end = Buffer.from("0\r\n\r\n");
+  const tail = (n: number, usage: boolean) =>
+    Buffer.concat([
+      frame(
+        usage
+          ? `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: usageOf(n) })}\n\ndata: [DONE]\n\n`
+          : "data: [DONE]\n\n",
+      ),
+      end,
+    ]);
+  const longTail = tail(SSE_CHUNKS, true);
 
-  // A short streamed answer (the plain answer's 8 tokens) for streamed small requests: what
-  // the router asks for when its client wants a plain answer.
-  const shortStream = Buffer.concat([
-    sseHead,
-    frame(
-      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] })}\n\n`,
-    ),
-    ...Array.from({ length: 7 }, () => chunk),
-    frame(
-      `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, logprobs: null, finish_reason: "stop" }] })}\n\n`,
-    ),
-    tail,
-  ]);
+  // A short streamed answer of n tokens (8 for the small plain requests: what the router asks
+  // for when its client wants a plain answer), usage and [DONE] included, in one buffer.
+  const shortStreams = new Map<string, Buffer>();
+  const shortStream = (n: number, usage: boolean) => {
+    const key = `${n}/${usage}`;
+    let s = shortStreams.get(key);
+    if (s) return s;
+    s = Buffer.concat([
+      sseHead,
+      frame(
+        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] })}\n\n`,
+      ),
+      ...Array.from({ length: n - 1 }, () => chunk),
+      frame(
+        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, logprobs: null, finish_reason: "stop" }] })}\n\n`,
+      ),
+      tail(n, usage),
+    ]);
+    shortStreams.set(key, s);
+    return s;
+  };
   const stream = (sock: Socket) => {
     sock.write(sseHead);
+    stats.events += SSE_CHUNKS + 2;
     // Events leave in groups, as from a busy engine: the router, not this stand-in, should
     // be what limits the measured rate.
     let i = 0;
     const pump = () => {
       while (i < SSE_CHUNKS) {
         i += SSE_GROUP;
+        stats.writes++;
         if (!sock.write(group)) return void sock.once("drain", pump);
       }
-      sock.write(tail);
+      stats.writes++;
+      sock.write(longTail);
     };
     pump();
+  };
+  const MAX_TOKENS = Buffer.from('"max_tokens":');
+  const maxTokensOf = (body: Buffer) => {
+    let i = body.indexOf(MAX_TOKENS);
+    if (i < 0) return 8;
+    let n = 0;
+    for (i += MAX_TOKENS.length; body[i] >= 0x30 && body[i] <= 0x39; i++)
+      n = n * 10 + body[i] - 0x30;
+    return Math.max(1, n);
   };
 
   const server = createNetServer((sock) => {
@@ -178,15 +258,30 @@ function runUpstream(): void {
         if (buf.length < end) return;
         const body = buf.subarray(headEnd + 4, end);
         buf = buf.subarray(end);
-        if (head.startsWith("GET /metrics")) sock.write(metrics);
-        else if (!body.includes('"stream":true')) sock.write(answer);
-        else if (body.includes(`"max_tokens":${SSE_CHUNKS}`)) stream(sock);
-        else sock.write(shortStream);
+        if (head.startsWith("GET /metrics")) {
+          sock.write(metrics);
+          continue;
+        }
+        stats.requests++;
+        const n = maxTokensOf(body);
+        if (!body.includes('"stream":true')) {
+          stats.writes++;
+          sock.write(answer(n));
+        } else if (n === SSE_CHUNKS) stream(sock);
+        else {
+          const usage = body.includes('"include_usage":true');
+          stats.events += n + (usage ? 3 : 2);
+          stats.writes++;
+          sock.write(shortStream(n, usage));
+        }
       }
     });
   });
   server.listen(0, "127.0.0.1", () => {
     parentPort?.postMessage({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  });
+  parentPort?.on("message", (m: { type?: string }) => {
+    if (m.type === "stats") parentPort?.postMessage({ stats: { ...stats } });
   });
 }
 
@@ -196,6 +291,16 @@ function percentile(sorted: number[], p: number): number {
 }
 
 async function runLoad(cmd: LoadCommand): Promise<Record<string, number>> {
+  if (cmd.kind === "tokens") {
+    const r = await runTokenLoad({
+      url: cmd.url,
+      stream: cmd.stream === true,
+      tokens: cmd.tokens ?? 8,
+      connections: cmd.connections,
+      seconds: cmd.seconds,
+    });
+    return { ...r };
+  }
   const pool = new Pool(cmd.url, {
     connections: cmd.kind === "latency" ? 1 : cmd.connections,
     pipelining: 1,
@@ -300,6 +405,195 @@ async function stopProfile(session: Session, file: string): Promise<void> {
   session.disconnect();
 }
 
+// ─── tokens phase: router CPU per request and per event, by answer length ──────────────────
+/** One row of the tokens table: a client kind and answer length at a number of connections. */
+interface TokenCase {
+  stream: boolean;
+  tokens: number;
+  connections: number;
+}
+
+interface TokenRow extends TokenCase {
+  upstream: string;
+  direct_rps: number;
+  router_rps: number;
+  /** Router CPU seconds over its run, read from its process. */
+  router_cpu_s: number;
+  router_seconds: number;
+  /** Requests completed through the router and what the upstream counted for them. */
+  requests: number;
+  events: number;
+  writes: number;
+  cpu_us_per_request: number;
+  cpu_us_per_event: number;
+}
+
+type Load = (
+  cmd: Omit<LoadCommand, "requests" | "seconds" | "connections"> & Partial<LoadCommand>,
+) => Promise<Record<string, number>>;
+
+/** Plain and streamed clients at 4, 64 and 512 tokens; small plain answers also at 64 connections. */
+function tokenCases(connections: number): TokenCase[] {
+  return [
+    { stream: false, tokens: 4, connections },
+    { stream: false, tokens: 4, connections: 64 },
+    { stream: false, tokens: 64, connections },
+    { stream: false, tokens: 512, connections },
+    { stream: true, tokens: 4, connections },
+    { stream: true, tokens: 64, connections },
+    { stream: true, tokens: 512, connections },
+  ];
+}
+
+/**
+ * What the client gets through the router is what it gets directly: the same text in a plain
+ * answer (rebuilt from the stream) with the usage of `tokens` tokens, and the same number of
+ * SSE events in a stream (maitred adds the usage event the client did not ask for upstream and
+ * takes it out again). A broken relay would otherwise show up as a fast one.
+ */
+async function checkAnswers(direct: string, router: string, tokens = 4): Promise<void> {
+  const ask = async (url: string, stream: boolean) => {
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: tokenRequestBody("check", stream, tokens),
+    });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
+    return text;
+  };
+  type Plain = { choices?: { message?: { content?: string } }[]; usage?: Record<string, number> };
+  const d = JSON.parse(await ask(direct, false)) as Plain;
+  const r = JSON.parse(await ask(router, false)) as Plain;
+  const text = (p: Plain) => p.choices?.[0]?.message?.content;
+  if (text(r) !== text(d) || r.usage?.completion_tokens !== tokens) {
+    throw new Error(`plain answer through the router differs: ${JSON.stringify(r)}`);
+  }
+  const events = (body: string) => body.split("\n\n").filter((e) => e.startsWith("data:")).length;
+  const ds = events(await ask(direct, true));
+  const rs = events(await ask(router, true));
+  if (ds !== rs) throw new Error(`stream through the router has ${rs} events, directly ${ds}`);
+}
+
+/**
+ * The tokens table for one upstream: `maitred serve` started in front of it as its own
+ * process, the answers checked, both paths warmed, then per case the upstream directly and
+ * through the router, the router's CPU and the upstream's counters read around the router run.
+ */
+async function measureTokens(
+  name: string,
+  upstream: CountingUpstream,
+  routerArgs: string[],
+  load: Load,
+  cases: TokenCase[],
+  seconds: number,
+): Promise<TokenRow[]> {
+  const router: RouterProcess = await startRouterProcess([
+    "--backends",
+    upstream.url,
+    ...routerArgs,
+  ]);
+  try {
+    await checkAnswers(upstream.url, router.url);
+    for (const url of [upstream.url, router.url])
+      for (const stream of [false, true])
+        await load({ kind: "tokens", url, stream, tokens: 64, connections: 16, seconds: 1 });
+    const rows: TokenRow[] = [];
+    for (const c of cases) {
+      const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
+      const s0: UpstreamStats = await upstream.stats();
+      const cpu0 = router.cpuSeconds();
+      const via = await load({ kind: "tokens", url: router.url, ...c, seconds });
+      const cpu = router.cpuSeconds() - cpu0;
+      const s1 = await upstream.stats();
+      const requests = s1.requests - s0.requests;
+      if (requests !== via.n) {
+        throw new Error(
+          `${name}: the upstream answered ${requests} requests, the client read ${via.n}`,
+        );
+      }
+      const events = s1.events - s0.events;
+      rows.push({
+        upstream: name,
+        ...c,
+        direct_rps: direct.n / direct.seconds,
+        router_rps: via.n / via.seconds,
+        router_cpu_s: cpu,
+        router_seconds: via.seconds,
+        requests,
+        events,
+        writes: s1.writes - s0.writes,
+        cpu_us_per_request: (cpu / via.n) * 1e6,
+        cpu_us_per_event: (cpu / events) * 1e6,
+      });
+    }
+    return rows;
+  } finally {
+    await router.close();
+  }
+}
+
+function tokensTable(rows: TokenRow[]): string {
+  return markdownTable(
+    [
+      "upstream",
+      "client",
+      "tokens",
+      "connections",
+      "direct req/s",
+      "maitred req/s",
+      "÷ direct",
+      "**router CPU µs/request**",
+      "**router CPU µs/event**",
+      "events/request",
+      "upstream writes/request",
+      "router CPU busy",
+    ],
+    rows.map((r) => [
+      `\`${r.upstream}\``,
+      r.stream ? "streamed" : "plain",
+      String(r.tokens),
+      String(r.connections),
+      grouped(r.direct_rps),
+      grouped(r.router_rps),
+      `${(r.router_rps / r.direct_rps).toFixed(2)}×`,
+      `**${grouped(r.cpu_us_per_request, 1)}**`,
+      `**${r.cpu_us_per_event.toFixed(2)}**`,
+      (r.events / r.requests).toFixed(0),
+      (r.writes / r.requests).toFixed(0),
+      `${Math.round((r.router_cpu_s / r.router_seconds) * 100)} %`,
+    ]),
+    2,
+  );
+}
+
+/**
+ * What one more token costs the router, per upstream and client kind: the CPU per request at
+ * 512 tokens less that at 64, over the 448 events between; the per-request costs (parsing the
+ * request, the scheduler, the access line) cancel out.
+ */
+function marginalLines(rows: TokenRow[]): string {
+  const out: string[] = [];
+  for (const upstream of new Set(rows.map((r) => r.upstream))) {
+    const parts: string[] = [];
+    for (const stream of [false, true]) {
+      const at = (tokens: number) =>
+        rows.find((r) => r.upstream === upstream && r.stream === stream && r.tokens === tokens);
+      const a = at(64);
+      const b = at(512);
+      if (!a || !b) continue;
+      const perEvent =
+        (b.cpu_us_per_request - a.cpu_us_per_request) /
+        (b.events / b.requests - a.events / a.requests);
+      parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
+    }
+    if (parts.length > 0) out.push(`- \`${upstream}\`: ${parts.join(", ")}`);
+  }
+  return out.length === 0
+    ? ""
+    : `Router CPU per additional event (512 tokens less 64, per event between):\n${out.join("\n")}`;
+}
+
 // ─── main ──────────────────────────────────────────────────────────────────────────────────
 async function main(): Promise<void> {
   const { values: args } = parseArgs({
@@ -311,13 +605,19 @@ async function main(): Promise<void> {
       "upstream-stream": { type: "string", default: "always" },
       json: { type: "string" },
       "cpu-profile": { type: "string" },
-      phases: { type: "string", default: "latency,throughput,sse,body" },
+      phases: { type: "string", default: "tokens,latency,throughput,sse,body" },
       "cpu-profile-phase": { type: "string", default: "throughput" },
+      "token-seconds": { type: "string", default: "4" },
+      "token-connections": { type: "string", default: "16" },
+      upstreams: { type: "string", default: "vllm,vllm-one-write,fast" },
+      "interval-ms": { type: "string", default: "0" },
+      "router-args": { type: "string", default: "" },
     },
   });
   const seconds = Number(args.seconds);
   const requests = Number(args.requests);
   const connections = Number(args.connections);
+  const phases = (args.phases as string).split(",") as Array<LoadCommand["kind"]>;
 
   const { resolveRouterConfig } = await import("../src/config/load-config.ts");
   const { startRouter } = await import("../src/runtime/service.ts");
@@ -338,6 +638,60 @@ async function main(): Promise<void> {
       );
       loadWorker.postMessage({ requests, seconds, connections, ...cmd });
     });
+  const summary: Record<string, unknown> = { mode: args.router, connections, seconds, requests };
+
+  if (phases.includes("tokens")) {
+    const intervalMs = args["interval-ms"] as string;
+    const tokenSeconds = Number(args["token-seconds"]);
+    const cases = tokenCases(Number(args["token-connections"]));
+    const routerArgs = [
+      "--router",
+      args.router as string,
+      "--upstream-stream",
+      args["upstream-stream"] as string,
+      ...(args["router-args"] as string).split(" ").filter((a) => a !== ""),
+    ];
+    const fast: CountingUpstream = {
+      url: upstreamUrl,
+      stats: () =>
+        new Promise((resolve) => {
+          upstreamWorker.once("message", (m: { stats: UpstreamStats }) => resolve(m.stats));
+          upstreamWorker.postMessage({ type: "stats" });
+        }),
+      close: async () => {},
+    };
+    const starts: Record<string, () => Promise<CountingUpstream>> = {
+      vllm: () => forkVllmLike(["--interval-ms", intervalMs]),
+      "vllm-one-write": () => forkVllmLike(["--interval-ms", intervalMs, "--writes", "one"]),
+      fast: async () => fast,
+    };
+    const rows: TokenRow[] = [];
+    for (const name of (args.upstreams as string).split(",")) {
+      const start = starts[name];
+      if (!start) throw new Error(`unknown upstream ${name} (vllm, vllm-one-write, fast)`);
+      const upstream = await start();
+      try {
+        rows.push(...(await measureTokens(name, upstream, routerArgs, load, cases, tokenSeconds)));
+      } finally {
+        await upstream.close();
+      }
+    }
+    summary.tokens = rows;
+    console.log(
+      `\`${["node scripts/bench-proxy.ts", ...process.argv.slice(2)].join(" ")}\`, ${new Date().toISOString().slice(0, 10)}: \`maitred serve ${routerArgs.join(" ")}\` in its own process, load from another, ${tokenSeconds} s per run; vLLM-like engine steps every ${Number(intervalMs) > 0 ? `${intervalMs} ms` : "turn of its event loop"}.`,
+    );
+    console.log(
+      "Router CPU: utime + stime of the router process (/proc/<pid>/stat) over its run. Events: SSE events the upstream wrote for those requests (role, tokens, usage, [DONE]).\n",
+    );
+    console.log(`${tokensTable(rows)}\n`);
+    console.log(`${marginalLines(rows)}\n`);
+  }
+  if (!phases.some((p) => p !== "tokens")) {
+    if (args.json) writeFileSync(args.json, `${JSON.stringify(summary, null, 2)}\n`);
+    await loadWorker.terminate();
+    await upstreamWorker.terminate();
+    return;
+  }
 
   const config = resolveRouterConfig({
     flags: {
@@ -359,8 +713,8 @@ async function main(): Promise<void> {
   };
   // Warm both paths (JIT, keep-alive pools) before measuring.
   for (const url of Object.values(targets)) await load({ kind: "throughput", url, seconds: 1 });
-  const phases = (args.phases as string).split(",") as Array<LoadCommand["kind"]>;
   for (const kind of phases) {
+    if (kind === "tokens") continue;
     if (kind === "body") {
       // Alternate the two bodies through the router so drift hits both alike.
       for (const round of [0, 1])
@@ -388,9 +742,8 @@ async function main(): Promise<void> {
   const d = results.direct;
   const r = results.router;
   const fmt = (x: number, digits = 3) => x.toFixed(digits);
-  const summary: Record<string, unknown> = { mode: args.router, connections, seconds, requests };
   console.log(
-    `maitred proxy overhead (router mode ${args.router}, --upstream-stream ${args["upstream-stream"]}, loopback, ${requests} sequential requests, ${seconds}s load phases)`,
+    `maitred proxy overhead, fast upstream, router in this process (mode ${args.router}, --upstream-stream ${args["upstream-stream"]}, loopback, ${requests} sequential requests, ${seconds}s load phases)`,
   );
   if (d.latency && r.latency) {
     const l = {

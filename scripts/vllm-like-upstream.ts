@@ -1,0 +1,424 @@
+/**
+ * A stand-in for vLLM's OpenAI server, light enough that the proxy benchmark measures maitred
+ * rather than it, but writing what vLLM writes the way vLLM writes it:
+ *
+ *   - a streamed chat completion is one SSE event per engine step, each event its own
+ *     `res.write`: the role event and the first token, then one token per step, the last
+ *     token with its `finish_reason`, then (when `stream_options.include_usage` is asked, as
+ *     maitred always asks) a usage event with no choices, then `data: [DONE]`. A router in
+ *     front pays for every one of those events as it arrives, which an upstream that writes a
+ *     whole stream at once hides;
+ *   - the events have every field vLLM puts in them, in its order: a chunk lists the fields
+ *     vLLM sets, nulls included (`logprobs`, `finish_reason`, `token_ids`, and
+ *     `stop_reason` beside a finish reason), and no `system_fingerprint`, which vLLM's chunks
+ *     do not carry; the usage event lists no nulls;
+ *   - a plain request waits as many steps as it has tokens and is answered in one JSON body
+ *     with every field of vLLM's plain answer, nulls included;
+ *   - `/v1/models` and a `/metrics` with the gauges maitred reads (a KV cache far larger than
+ *     the load, so the scheduler never has to hold anything back).
+ *
+ * Engine steps: all running requests advance one token per step, as a batch in vLLM does. The
+ * step interval is `intervalMs`: 0 (the default) steps as fast as the event loop turns
+ * (`setImmediate`), so every event is still its own write but none waits; 20 is a decode step
+ * of a busy 8B model (50 tokens/s per request). A request whose client reads too slowly waits
+ * for it (its socket's drain) before its next step.
+ *
+ * `writes: "one"` writes each whole stream in one write after its last step instead: the same
+ * bytes, batched, to show what one write per event costs.
+ *
+ * Every request is answered with `max_completion_tokens` (else `max_tokens`, else 16) tokens
+ * and `finish_reason: "length"`: a benchmark needs the length it asked for.
+ *
+ * Run on its own: node scripts/vllm-like-upstream.ts [--port 8000] [--interval-ms 0]
+ * [--model NAME] [--writes per-event|one]; it prints its URL. Started with an IPC channel
+ * (child_process.fork), it sends `{ url }` once listening and answers `{ type: "stats" }`
+ * with its counters.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+
+export interface VllmLikeOptions {
+  host?: string;
+  port?: number;
+  /** Served model name, echoed in every answer as vLLM does. */
+  model?: string;
+  /** Time between engine steps; 0 = every turn of the event loop. */
+  intervalMs?: number;
+  /** One write per SSE event (vLLM), or the whole stream in one write. */
+  writes?: "per-event" | "one";
+}
+
+/** What the upstream wrote since it started. */
+export interface UpstreamStats {
+  /** Chat completions answered (plain or streamed). */
+  requests: number;
+  /** SSE events written: role, tokens, usage and `[DONE]` each count one. */
+  events: number;
+  /** Body writes (`res.write` / `res.end` with data) on chat completions. */
+  writes: number;
+}
+
+export interface VllmLikeUpstream {
+  url: string;
+  stats(): UpstreamStats;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_MODEL = "meta-llama/Llama-3.1-8B-Instruct";
+const DEFAULT_MAX_TOKENS = 16;
+
+/** A few short tokens, JSON-escaped once: the text of token `i` is `TOKENS[i % n]`. */
+const TOKEN_TEXTS = [" the", " file", " reads", ",", " and", " then", " calls", " grep", "."];
+const TOKENS = TOKEN_TEXTS.map((t) => JSON.stringify(t));
+
+/** The text of an answer of `n` tokens (what a rebuilt plain answer must say). */
+export function answerText(n: number): string {
+  let s = "";
+  for (let i = 0; i < n; i++) s += TOKEN_TEXTS[i % TOKEN_TEXTS.length];
+  return s;
+}
+
+/** Prompt tokens: roughly four bytes of request body per token, as for English text. */
+const promptTokensOf = (bodyBytes: number) => Math.max(1, Math.round(bodyBytes / 4));
+
+interface ChatRequest {
+  tokens: number;
+  stream: boolean;
+  includeUsage: boolean;
+  promptTokens: number;
+}
+
+function parseChatRequest(raw: Buffer): ChatRequest {
+  const body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
+  const max = body.max_completion_tokens ?? body.max_tokens;
+  const tokens = typeof max === "number" && max >= 1 ? Math.floor(max) : DEFAULT_MAX_TOKENS;
+  const so = body.stream_options as Record<string, unknown> | null | undefined;
+  // vLLM: usage is sent when stream_options is given and its include_usage is not false
+  // (the field defaults to true).
+  const includeUsage =
+    typeof so === "object" && so !== null && (so.include_usage ?? true) !== false;
+  return {
+    tokens,
+    stream: body.stream === true,
+    includeUsage,
+    promptTokens: promptTokensOf(raw.length),
+  };
+}
+
+/**
+ * The SSE events of one streamed answer, built lazily one at a time: event 0 is the role
+ * event, events 1..n the tokens (the last with its finish reason), then usage if asked, then
+ * `[DONE]`.
+ */
+class StreamEvents {
+  readonly total: number;
+  private readonly head: string;
+  private readonly req: ChatRequest;
+
+  constructor(id: string, created: number, model: string, req: ChatRequest) {
+    this.req = req;
+    this.head = `data: {"id":"${id}","object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":`;
+    this.total = req.tokens + (req.includeUsage ? 3 : 2);
+  }
+
+  event(k: number): string {
+    const n = this.req.tokens;
+    if (k === 0) {
+      return `${this.head}[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"prompt_token_ids":null}\n\n`;
+    }
+    if (k < n) {
+      return `${this.head}[{"index":0,"delta":{"content":${TOKENS[(k - 1) % TOKENS.length]}},"logprobs":null,"finish_reason":null,"token_ids":null}]}\n\n`;
+    }
+    if (k === n) {
+      return `${this.head}[{"index":0,"delta":{"content":${TOKENS[(k - 1) % TOKENS.length]}},"logprobs":null,"finish_reason":"length","stop_reason":null,"token_ids":null}]}\n\n`;
+    }
+    if (k === n + 1 && this.req.includeUsage) {
+      const p = this.req.promptTokens;
+      return `${this.head}[],"usage":{"prompt_tokens":${p},"total_tokens":${p + n},"completion_tokens":${n}}}\n\n`;
+    }
+    return "data: [DONE]\n\n";
+  }
+}
+
+/** vLLM's plain answer (every field, nulls included, in its order). */
+function plainAnswer(id: string, created: number, model: string, req: ChatRequest): string {
+  const p = req.promptTokens;
+  const n = req.tokens;
+  return JSON.stringify({
+    id,
+    object: "chat.completion",
+    created,
+    model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: "assistant",
+          content: answerText(n),
+          refusal: null,
+          annotations: null,
+          audio: null,
+          function_call: null,
+          tool_calls: [],
+          reasoning: null,
+        },
+        logprobs: null,
+        finish_reason: "length",
+        stop_reason: null,
+        token_ids: null,
+      },
+    ],
+    service_tier: null,
+    system_fingerprint: null,
+    usage: {
+      prompt_tokens: p,
+      total_tokens: p + n,
+      completion_tokens: n,
+      prompt_tokens_details: null,
+    },
+    prompt_logprobs: null,
+    prompt_token_ids: null,
+    kv_transfer_params: null,
+  });
+}
+
+/** One running request: `advance()` runs its next engine step; true once it has answered. */
+interface Job {
+  advance(): boolean;
+  /** Waiting for its client to read (its socket's drain). */
+  blocked: boolean;
+}
+
+export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<VllmLikeUpstream> {
+  const model = options.model ?? DEFAULT_MODEL;
+  const intervalMs = options.intervalMs ?? 0;
+  const oneWrite = options.writes === "one";
+  const stats: UpstreamStats = { requests: 0, events: 0, writes: 0 };
+  const created = () => Math.floor(Date.now() / 1000);
+  const startedAt = created();
+
+  // ─── engine steps ────────────────────────────────────────────────────────────────────────
+  const running = new Set<Job>();
+  let scheduled = false;
+  /** When the next paced step is due (intervalMs > 0), so timer lateness does not add up. */
+  let nextStepAt = 0;
+  const step = () => {
+    scheduled = false;
+    for (const job of running) if (!job.blocked && job.advance()) running.delete(job);
+    schedule();
+  };
+  const schedule = () => {
+    if (scheduled || running.size === 0) return;
+    scheduled = true;
+    if (intervalMs <= 0) {
+      setImmediate(step);
+      return;
+    }
+    const now = performance.now();
+    nextStepAt = Math.max(nextStepAt + intervalMs, now);
+    setTimeout(step, nextStepAt - now);
+  };
+  const run = (job: Job, res: ServerResponse) => {
+    running.add(job);
+    res.once("close", () => running.delete(job)); // a client gone stops its request
+    schedule();
+  };
+
+  const streamed = (req: ChatRequest, res: ServerResponse) => {
+    const events = new StreamEvents(
+      `chatcmpl-${randomUUID().replaceAll("-", "")}`,
+      created(),
+      model,
+      req,
+    );
+    res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
+    let k = 0;
+    let steps = 0;
+    const job: Job = {
+      blocked: false,
+      advance() {
+        steps++;
+        if (oneWrite) {
+          if (steps < req.tokens) return false;
+          let all = "";
+          for (; k < events.total; k++) all += events.event(k);
+          stats.events += events.total;
+          stats.writes++;
+          res.end(all);
+          return true;
+        }
+        // Step 1 writes the role event and the first token; each later step one token; the
+        // last also the usage event and [DONE] (vLLM yields them right after its last token).
+        const until = steps === req.tokens ? events.total : steps + 1;
+        let ok = true;
+        for (; k < until; k++) {
+          ok = res.write(events.event(k));
+          stats.events++;
+          stats.writes++;
+        }
+        if (k === events.total) {
+          res.end();
+          return true;
+        }
+        if (!ok) {
+          job.blocked = true;
+          res.once("drain", () => {
+            job.blocked = false;
+            schedule();
+          });
+        }
+        return false;
+      },
+    };
+    run(job, res);
+  };
+
+  const plain = (req: ChatRequest, res: ServerResponse) => {
+    let steps = 0;
+    run(
+      {
+        blocked: false,
+        advance() {
+          if (++steps < req.tokens) return false;
+          const body = plainAnswer(
+            `chatcmpl-${randomUUID().replaceAll("-", "")}`,
+            created(),
+            model,
+            req,
+          );
+          res.writeHead(200, {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+          });
+          stats.writes++;
+          res.end(body);
+          return true;
+        },
+      },
+      res,
+    );
+  };
+
+  // ─── routes ──────────────────────────────────────────────────────────────────────────────
+  const modelList = JSON.stringify({
+    object: "list",
+    data: [
+      {
+        id: model,
+        object: "model",
+        created: startedAt,
+        owned_by: "vllm",
+        root: model,
+        parent: null,
+        max_model_len: 131072,
+        permission: [],
+      },
+    ],
+  });
+  const metrics = () => {
+    const labels = `engine="0",model_name="${model}"`;
+    return [
+      "# TYPE vllm:num_requests_running gauge",
+      `vllm:num_requests_running{${labels}} ${running.size}`,
+      "# TYPE vllm:num_requests_waiting gauge",
+      `vllm:num_requests_waiting{${labels}} 0`,
+      "# TYPE vllm:kv_cache_usage_perc gauge",
+      `vllm:kv_cache_usage_perc{${labels}} 0`,
+      "# TYPE vllm:cache_config_info gauge",
+      `vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000000"} 1.0`,
+      "",
+    ].join("\n");
+  };
+  const send = (res: ServerResponse, status: number, type: string, body: string) => {
+    res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) });
+    res.end(body);
+  };
+
+  const server: Server = createServer((request: IncomingMessage, res: ServerResponse) => {
+    const path = request.url ?? "/";
+    if (request.method === "GET" && path === "/v1/models") {
+      return send(res, 200, "application/json", modelList);
+    }
+    if (request.method === "GET" && path === "/metrics") {
+      return send(res, 200, "text/plain; version=0.0.4; charset=utf-8", metrics());
+    }
+    if (request.method === "GET" && path === "/health") return send(res, 200, "text/plain", "");
+    if (request.method !== "POST" || path !== "/v1/chat/completions") {
+      return send(res, 404, "application/json", '{"detail":"Not Found"}');
+    }
+    const parts: Buffer[] = [];
+    request.on("data", (d: Buffer) => parts.push(d));
+    request.on("end", () => {
+      let req: ChatRequest;
+      try {
+        req = parseChatRequest(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+      } catch {
+        return send(
+          res,
+          400,
+          "application/json",
+          '{"error":{"message":"invalid JSON body","type":"BadRequestError","param":null,"code":400}}',
+        );
+      }
+      stats.requests++;
+      if (req.stream) streamed(req, res);
+      else plain(req, res);
+    });
+  });
+  // Clients keep their connections between requests, as a router's pool does.
+  server.keepAliveTimeout = 60_000;
+
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://${options.host ?? "127.0.0.1"}:${port}`,
+        stats: () => ({ ...stats }),
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+// ─── on its own, or as a child process with an IPC channel ──────────────────────────────────
+async function cli(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      host: { type: "string", default: "127.0.0.1" },
+      port: { type: "string", default: "0" },
+      model: { type: "string", default: DEFAULT_MODEL },
+      "interval-ms": { type: "string", default: "0" },
+      writes: { type: "string", default: "per-event" },
+    },
+  });
+  if (values.writes !== "per-event" && values.writes !== "one") {
+    throw new Error("--writes is per-event or one");
+  }
+  const upstream = await startVllmLikeUpstream({
+    host: values.host,
+    port: Number(values.port),
+    model: values.model,
+    intervalMs: Number(values["interval-ms"]),
+    writes: values.writes,
+  });
+  if (process.send) {
+    process.send({ url: upstream.url });
+    process.on("message", (m: { type?: string }) => {
+      if (m.type === "stats") process.send?.({ stats: upstream.stats() });
+    });
+    // The parent going away (its IPC channel closing) ends this process too.
+    process.on("disconnect", () => void upstream.close().then(() => process.exit(0)));
+  } else {
+    console.log(`vLLM-like upstream on ${upstream.url} (model ${values.model})`);
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await cli();
