@@ -122,6 +122,13 @@ function formatPriorityTruth(runs: readonly SimulateRunReport[]): string | null 
   return render(header, rows);
 }
 
+/** tr's bounds on waiting as its core ran with them (the default router never pauses). */
+function waitBounds(c: SchedulerConfig | undefined): string {
+  if (c === undefined) return "";
+  const ageing = c.ageingMs === undefined ? "" : `, ageing ${c.ageingMs / 1000} s`;
+  return `${ageing}, max pause ${c.maxPauseMs / 1000} s`;
+}
+
 /** The bench table (with ratios to the first run), then engine truth and core counters. */
 export function formatSimulateTable(runs: readonly SimulateRunReport[]): string {
   if (runs.length === 0) return "(no runs)";
@@ -132,7 +139,7 @@ export function formatSimulateTable(runs: readonly SimulateRunReport[]): string 
   const rows = ROWS.map((row) => [row.label, ...runs.map((r) => row.value(r))]);
   // The oracle's engines are enlarged; the cache the others ran on is the one to show.
   const s = (runs.find((r) => r.router !== "oracle") ?? runs[0]).simulated;
-  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded), scheduler interval ${s.scheduler_interval_ms / 1000} s`;
+  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded), scheduler interval ${s.scheduler_interval_ms / 1000} s${waitBounds(runs.find((r) => r.router === "tr")?.simulated.scheduler_config)}`;
   // The bench table labels its figures as wall-clock ones; here every time is virtual.
   const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
   const classes = formatPriorityTruth(runs);

@@ -159,6 +159,11 @@ test("maitred simulate writes {runs: [...]} with the bench fields and engine tru
   }
   assert.match(stdout, /steps\/min/);
   assert.match(stdout, /engine preemptions/);
+  assert.match(
+    stdout,
+    /ageing 240 s, max pause 300 s/,
+    "the bounds tr ran with: the default preset",
+  );
   assert.match(readFileSync(svg, "utf8"), /^<svg/);
   const page = readFileSync(html, "utf8");
   assert.match(page, /^<!doctype html>/);
