@@ -10,7 +10,7 @@ import { ROUTER_SETTINGS } from "../config/router-config.ts";
 import { addSettingOptions, givenFlags } from "../config/setting.ts";
 import { boundsInForce, describeBounds } from "../config/tail-preset.ts";
 import { type RouterHandle, startRouter } from "../runtime/service.ts";
-import { createLogger } from "../util/logger.ts";
+import { batchedLines, createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";
 
@@ -26,9 +26,12 @@ export function registerServe(program: Command, io: CliIo): void {
   cmd.action(async (opts: Record<string, unknown>) => {
     const flags = { config: opts.config, ...givenFlags(ROUTER_SETTINGS, opts) };
     const config = resolveRouterConfig({ flags, env: io.env });
+    // One write per turn of the event loop, however many requests ended in it (access log).
+    const sink = batchedLines((text) => io.stderr(text));
+    process.on("exit", sink.flush);
     const logger = createLogger({
       level: config.logLevel,
-      write: (line) => io.stderr(`${line}\n`),
+      write: sink.line,
       pretty: io.stderrIsTTY,
     });
     // Signals are heard from the start: a SIGTERM while the first tick waits for slow backends
