@@ -56,9 +56,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { loop } = deps;
 
-  // Set on the Node response itself: the relayed answers bypass Hono's, and Node merges it
-  // into whatever head is written later.
-  // The access log's entry, filled on the way and written once the answer is over: a relayed
+  // The request id is set on the Node response itself: the relayed answers bypass Hono's, and
+  // Node merges it into whatever head is written later. The access log's entry, filled on the way and written once the answer is over: a relayed
   // answer's status is the Node response's (written past Hono), any other the one Hono made.
   app.use(async (c, next) => {
     const id = requestIdOf(c.env.incoming.headers);
@@ -67,18 +66,29 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const access = deps.accessLog && isLogged(c.req.path) ? createAccessEntry() : null;
     c.set("access", access);
     const start = deps.clock.now();
+    // An error Hono's onError has not answered yet (a path no route matches throws past
+    // this middleware) is logged with the answer it is about to get.
+    let thrown: ReturnType<typeof toErrorResponse> | null = null;
     try {
       await next();
+    } catch (err) {
+      thrown = toErrorResponse(err);
+      throw err;
     } finally {
       if (access !== null) {
         const out = c.env.outgoing;
+        if (thrown !== null) access.errorCode = String(thrown.body.error.code);
         writeAccessLog(
           deps.logger,
           {
             id,
             method: c.req.method,
             path: c.req.path,
-            status: out.headersSent ? out.statusCode : c.res.status,
+            status: out.headersSent
+              ? out.statusCode
+              : thrown !== null
+                ? thrown.status
+                : c.res.status,
             durationMs: deps.clock.now() - start,
           },
           access,

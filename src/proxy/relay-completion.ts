@@ -41,6 +41,9 @@ interface Step {
   failure: Failure | null;
   /** It failed in a way that is tried once more, on another backend (`retryable`). */
   retrying: boolean;
+  /** When the core parked it (null: dispatched at once), and how long it was held. */
+  parkedAt: number | null;
+  heldMs: number;
 }
 
 export async function relayCompletion(
@@ -94,9 +97,11 @@ async function relayRead(
   const arrivedAt = clock.now();
   const ended = deps.inflight.begin();
   let step: Step | null = null;
+  let heldBefore = 0; // a first try's hold, when the request is tried again
   try {
     step = await tryBackend(deps, req, call, req.maxWaitMs);
     if (step.retrying) {
+      heldBefore = step.heldMs;
       deps.metrics.upstreamRetry();
       deps.logger.warn("retrying on another backend", {
         requestId: call.requestId,
@@ -114,7 +119,7 @@ async function relayRead(
     }
   } finally {
     ended();
-    if (step !== null) report(deps, req, step, arrivedAt, clock.now(), call.access);
+    if (step !== null) report(deps, req, step, arrivedAt, clock.now(), call.access, heldBefore);
   }
 }
 
@@ -168,6 +173,8 @@ async function tryBackend(
     outcome: "cancelled",
     failure: null,
     retrying: false,
+    parkedAt: null,
+    heldMs: 0,
   };
   const pending = loop.requests.open(step.id);
   try {
@@ -188,6 +195,7 @@ async function tryBackend(
     }
     loop.send(arrived);
     if (pending.status === "waiting") {
+      step.parkedAt = clock.now();
       deps.onParked();
       if (req.stream && deps.holdKeepalive) {
         call.held ??= createHeldStream(deps, outgoing, req.identity.programId);
@@ -217,6 +225,9 @@ async function tryBackend(
     step.outcome = step.failure.outcome;
   } finally {
     const now = clock.now();
+    // Held until its grant, or until its end when none came (timeout, shutdown, client gone).
+    step.heldMs =
+      step.grant !== null ? step.grant.pausedMs : step.parkedAt === null ? 0 : now - step.parkedAt;
     loop.requests.close(step.id);
     try {
       const failure = step.failure;
@@ -256,6 +267,7 @@ function report(
   arrivedAt: number,
   now: number,
   access: AccessEntry | null,
+  heldBefore: number,
 ): void {
   deps.metrics.requestFinished(req.endpoint, step.outcome, (now - arrivedAt) / 1000);
   const { firstTokenAt, lastTokenAt, usage } = step.flow;
@@ -263,7 +275,7 @@ function report(
     access.programId = req.identity.programId;
     access.priorityClass = req.priorityClass;
     access.backend = step.grant?.backendId ?? null;
-    access.heldMs = step.grant?.pausedMs ?? null;
+    access.heldMs = heldBefore + step.heldMs;
     access.ttftMs = firstTokenAt === null ? null : firstTokenAt - arrivedAt;
     access.usage = usage;
     if (step.failure !== null) access.errorCode = step.failure.error.code;

@@ -83,3 +83,38 @@ test("--access-log off writes no line", async () => {
     assert.equal(access().length, 0);
   });
 });
+
+test("a path no route matches is logged with the 404 its client got", async () => {
+  await withRouter({}, async (r, access) => {
+    const res = await fetch(`${r.url}/v1/nothing-here`);
+    assert.equal(res.status, 404);
+    const { error } = (await res.json()) as { error: { code: string } };
+    const lines = access();
+    assert.equal(lines.length, 1);
+    assert.deepEqual([lines[0].status, lines[0].error], [404, error.code]);
+  });
+});
+
+test("a request that ends while held is logged with how long it was held", async () => {
+  const held = await startFakeBackend({ numGpuBlocks: 0 }); // no capacity known: nothing placed
+  const lines: Line[] = [];
+  const logger = createLogger({ level: "info", write: (l) => lines.push(JSON.parse(l)) });
+  const r = await startTestRouter({ backends: held.url, "scheduler-interval": "3600" }, { logger });
+  try {
+    const answer = chat(r.url, { program_id: "waits" }, { "x-maitred-max-wait-ms": "20000" });
+    await r.waitForEvent((e) => e.kind === "request_arrived");
+    r.clock.advance(20_000);
+    const res = await answer;
+    assert.equal(res.status, 503);
+    await res.json();
+    const line = lines.find((l) => l.msg === "request" && l.path === "/v1/chat/completions");
+    assert.ok(line, `want the request's line, got ${JSON.stringify(lines)}`);
+    assert.deepEqual(
+      [line.status, line.error, line.heldMs, line.backend],
+      [503, "paused_too_long", 20_000, null],
+    );
+  } finally {
+    await r.close();
+    await held.close();
+  }
+});
