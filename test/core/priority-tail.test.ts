@@ -31,7 +31,7 @@ test("default and bulk wait by the bounds in force; ageing off starves them at t
 });
 
 for (const withPriority of [false, true]) {
-  test(`a request due for its forced seat and its class timeout in the same tick is seated (priorities ${withPriority ? "on" : "off"})`, () => {
+  test(`a request due for its forced seat and its class timeout in the same tick is seated (${withPriority ? "priorities on" : "priorities off: the control, no class timeout"})`, () => {
     const h = createHarness({
       backends: ["b0"],
       capacity: 2000,
