@@ -2,7 +2,7 @@ import type { HoldBound, HoldView } from "./api.ts";
 import { deadlineOf } from "./deadline.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { ProgramRecord, RequestRecord } from "./records.ts";
-import { isOverdue } from "./resume.ts";
+import { overdueParked } from "./resume.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -26,11 +26,8 @@ import type { SchedulerState } from "./scheduler-state.ts";
 function heldPrograms(state: SchedulerState): { overdue: ProgramRecord[]; rest: ProgramRecord[] } {
   const seen = new Set<ProgramRecord>();
   const overdue: ProgramRecord[] = [];
-  const rules = state.rules;
-  for (const cls of rules.overdueOrder) {
-    const bound = rules.overdueAfterMs(cls);
-    for (const r of rules.parked(cls)) {
-      if (!isOverdue(state, r.parkedAt as number, bound)) break; // oldest first
+  for (const cls of state.rules.overdueOrder) {
+    for (const r of overdueParked(state, cls)) {
       const p = r.program;
       if (p === null || seen.has(p) || !state.queue.has(p)) continue;
       seen.add(p);

@@ -4,6 +4,7 @@ import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
+import type { ClassIndex } from "./priority/priority-classes.ts";
 import { countPromotion } from "./priority/priority-state.ts";
 import { pauseProgram, resumeProgram } from "./program-moves.ts";
 import { compactQueueOrder } from "./queue.ts";
@@ -85,6 +86,20 @@ function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, nee
   return state.policies.place(rooms, need);
 }
 
+/**
+ * The parked requests of class `cls` that have waited past its bound, oldest first: the ones
+ * case 1 seats, in the order it tries them (hold-position.ts reports the same order).
+ */
+export function overdueParked(state: SchedulerState, cls: ClassIndex): RequestRecord[] {
+  const bound = state.rules.overdueAfterMs(cls);
+  const due: RequestRecord[] = [];
+  for (const r of state.rules.parked(cls)) {
+    if (!isOverdue(state, r.parkedAt as number, bound)) break; // oldest first
+    due.push(r);
+  }
+  return due;
+}
+
 /** Whether a class's queue head has waited past its bound, by the core's one deadline rule. */
 export function isOverdue(state: SchedulerState, parkedAt: number, bound: number): boolean {
   return Number.isFinite(bound) && deadlineOf(parkedAt, bound) <= state.now;
@@ -96,16 +111,10 @@ export function isOverdue(state: SchedulerState, parkedAt: number, bound: number
  * not keep the overdue requests behind it from their seats.
  */
 function seatOverdue(state: SchedulerState, rooms: Rooms): void {
-  const rules = state.rules;
-  for (const cls of rules.overdueOrder) {
-    const bound = rules.overdueAfterMs(cls);
-    const due: RequestRecord[] = [];
-    for (const r of rules.parked(cls)) {
-      if (!isOverdue(state, r.parkedAt as number, bound)) break; // oldest first
-      due.push(r);
-    }
+  for (const cls of state.rules.overdueOrder) {
     const tried = new Set<ProgramRecord>();
-    for (const r of due) {
+    // A list, not the live queue: seating a program unparks its requests.
+    for (const r of overdueParked(state, cls)) {
       const p = r.program;
       // Parked requests belong to queued programs; a seated program took all of its requests.
       if (p === null || tried.has(p) || !state.queue.has(p)) continue;
