@@ -3,12 +3,11 @@
  * (src/config/router-config.ts) with ThunderAgent's names and defaults; each has a `MAITRED_*`
  * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT stop it gracefully.
  */
-
 import type { Command } from "commander";
 import { resolveRouterConfig } from "../config/load-config.ts";
 import { ROUTER_SETTINGS } from "../config/router-config.ts";
 import { addSettingOptions, givenFlags } from "../config/setting.ts";
-import { boundsInForce, describeBounds } from "../config/tail-preset.ts";
+import { describeBounds } from "../config/tail-preset.ts";
 import { type RouterHandle, startRouter } from "../runtime/service.ts";
 import { batchedLines, createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
@@ -57,7 +56,7 @@ export function registerServe(program: Command, io: CliIo): void {
       if (starting.signal.aborted) return;
       throw err;
     }
-    const bounds = config.router === "tr" ? describeBounds(boundsInForce(config)) : null;
+    const bounds = config.router === "tr" ? describeBounds(config) : null;
     io.stdout(await readyBanner(router.url, bounds));
     await done;
   });

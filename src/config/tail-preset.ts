@@ -36,16 +36,10 @@ export const TAIL_SETTING = {
 export const fromTail = (half: "ageingMs" | "maxPauseMs") =>
   `from --tail (${DEFAULT_TAIL}: ${TAIL_PRESETS[DEFAULT_TAIL][half] / 1000})`;
 
-/** The bounds a configuration runs with, and where each came from. */
-export interface BoundsInForce {
-  tail: TailPreset;
-  ageingMs: number;
-  maxPauseMs: number;
-  /** Which halves an explicit `--ageing` / `--max-pause` set rather than the preset. */
-  overridden: { ageing: boolean; maxPause: boolean };
-}
-
-/** The part of a configuration the bounds live in (serve's RouterConfig). */
+/**
+ * The bounds a configuration runs with and where each came from: the part of serve's
+ * RouterConfig they live in.
+ */
 export interface TailFields {
   tail: TailPreset;
   ageingMs: number;
@@ -73,18 +67,8 @@ export function settleBounds(config: TailFields, given: ReadonlyMap<string, numb
   config.boundsOverridden = overridden;
 }
 
-/** The bounds a configuration runs with. */
-export function boundsInForce(config: TailFields): BoundsInForce {
-  return {
-    tail: config.tail,
-    ageingMs: config.ageingMs,
-    maxPauseMs: config.maxPauseMs,
-    overridden: { ...config.boundsOverridden },
-  };
-}
-
 /** `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half. */
-export function describeBounds(b: BoundsInForce): string {
+export function describeBounds(b: TailFields): string {
   const given = (o: boolean) => (o ? " given" : "");
-  return `--tail ${b.tail} (ageing ${s(b.ageingMs)}${given(b.overridden.ageing)}, max pause ${s(b.maxPauseMs)}${given(b.overridden.maxPause)})`;
+  return `--tail ${b.tail} (ageing ${s(b.ageingMs)}${given(b.boundsOverridden.ageing)}, max pause ${s(b.maxPauseMs)}${given(b.boundsOverridden.maxPause)})`;
 }

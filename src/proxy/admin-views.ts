@@ -2,7 +2,7 @@
  * JSON views for the admin endpoints, shaped like ThunderAgent's (lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
-import type { BoundsInForce } from "../config/tail-preset.ts";
+import type { TailFields } from "../config/tail-preset.ts";
 import type {
   BackendView,
   HoldView,
@@ -39,6 +39,15 @@ export function programJson(p: ProgramView) {
   };
 }
 
+/** A hold's times from `now` (ms): waited so far, until room is made, until it is seated. */
+export function holdTimes(v: HoldView, now: number) {
+  return {
+    waitedMs: Math.max(0, now - v.parkedAt),
+    roomInMs: v.roomAt === null ? null : Math.max(0, v.roomAt - now),
+    seatInMs: Math.max(0, v.seatAt - now),
+  };
+}
+
 /**
  * Where a program's held request stands (the core's hold-position.ts): its place in the queue
  * (1 = next), how long it has waited, when room is made for it (ageing, or its class's
@@ -48,17 +57,17 @@ export function programJson(p: ProgramView) {
  */
 export function holdJson(v: HoldView | null, now: number) {
   if (v === null) return null;
-  const inMs = (at: number | null) => (at === null ? null : Math.max(0, at - now));
+  const t = holdTimes(v, now);
   return {
     position: v.position,
     held_programs: v.waitingPrograms,
     held_since: v.parkedAt,
-    waited_ms: Math.max(0, now - v.parkedAt),
+    waited_ms: t.waitedMs,
     room_made_by: v.roomBound,
     room_made_at: v.roomAt,
-    room_made_in_ms: inMs(v.roomAt),
+    room_made_in_ms: t.roomInMs,
     seated_by: v.seatAt,
-    seated_in_ms: inMs(v.seatAt),
+    seated_in_ms: t.seatInMs,
     max_wait_at: v.maxWaitAt,
     queue_timeout_at: v.queueTimeoutAt,
     ...(v.priorityClass === undefined ? {} : { priority_class: v.priorityClass }),
@@ -166,15 +175,15 @@ function truthJson(t: BackendView["truth"]) {
  * The bounds on waiting as `/backends` shows them, on every backend's entry: the answer stays
  * keyed by backend, as ThunderAgent's is, and every backend waits by the same bounds.
  */
-function boundsJson(b: BoundsInForce | null) {
+function boundsJson(b: TailFields | null) {
   if (b === null) return null;
   return {
     tail: b.tail,
     ageing_s: b.ageingMs / 1000,
     max_pause_s: b.maxPauseMs / 1000,
     overridden: [
-      ...(b.overridden.ageing ? ["ageing"] : []),
-      ...(b.overridden.maxPause ? ["max-pause"] : []),
+      ...(b.boundsOverridden.ageing ? ["ageing"] : []),
+      ...(b.boundsOverridden.maxPause ? ["max-pause"] : []),
     ],
   };
 }
@@ -182,7 +191,7 @@ function boundsJson(b: BoundsInForce | null) {
 export function backendsJson(
   snapshot: SchedulerSnapshot,
   latest: (id: string) => { sample: BackendMetricsSample; at: number } | undefined,
-  bounds: BoundsInForce | null = null,
+  bounds: TailFields | null = null,
 ) {
   const waitingBounds = boundsJson(bounds);
   const out: Record<string, unknown> = {};

@@ -9,7 +9,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
-import type { BoundsInForce } from "../config/tail-preset.ts";
+import type { TailFields } from "../config/tail-preset.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
@@ -27,7 +27,7 @@ import { requestIdOf } from "./request-id.ts";
 export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
   /** The bounds on waiting in force (`--tail` and its halves); null when nothing is paused. */
-  bounds: BoundsInForce | null;
+  bounds: TailFields | null;
   /** `--access-log on`: one line per finished request (access-log.ts). */
   accessLog: boolean;
   /** What the live page at /ui shows. */

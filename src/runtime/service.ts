@@ -3,7 +3,6 @@
  * them. `startRouter` is also the programmatic
  * entry for tests, benchmarks and the simulator: it returns the URL and a graceful `close()`.
  */
-
 import { once } from "node:events";
 import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,7 +14,7 @@ import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
 import { corePriorityOf } from "../config/priority-section.ts";
 import type { RouterConfig } from "../config/router-config.ts";
-import { boundsInForce, describeBounds } from "../config/tail-preset.ts";
+import { describeBounds } from "../config/tail-preset.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
@@ -259,7 +258,7 @@ export async function startRouter(
     },
     isDraining: () => draining,
     latestSample: (id) => poller.latest(id),
-    bounds: config.router === "tr" ? boundsInForce(config) : null,
+    bounds: config.router === "tr" ? config : null,
     accessLog: config.accessLog === "on",
     ui,
   });
@@ -313,7 +312,7 @@ export async function startRouter(
     mode: config.router,
     backends,
     // The default router never pauses, so it has no bounds on waiting to state.
-    ...(config.router === "tr" ? { bounds: describeBounds(boundsInForce(config)) } : {}),
+    ...(config.router === "tr" ? { bounds: describeBounds(config) } : {}),
   });
   logger.info(
     config.adminToken === null

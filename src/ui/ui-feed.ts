@@ -8,6 +8,7 @@
  */
 import type { HoldView, SchedulerSnapshot } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
+import { holdTimes } from "../proxy/admin-views.ts";
 import { splitProgramKey } from "../proxy/program-scope.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { RunLoopHooks } from "../runtime/run-loop.ts";
@@ -25,12 +26,7 @@ export interface UiHold {
 }
 
 function uiHold(v: HoldView, now: number): UiHold {
-  return {
-    position: v.position,
-    waitedMs: Math.max(0, now - v.parkedAt),
-    roomInMs: v.roomAt === null ? null : Math.max(0, v.roomAt - now),
-    seatInMs: Math.max(0, v.seatAt - now),
-  };
+  return { position: v.position, ...holdTimes(v, now) };
 }
 
 /** History: one point every SAMPLE_MS for HISTORY_POINTS points (10 minutes). */
