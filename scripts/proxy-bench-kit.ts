@@ -6,11 +6,11 @@
  * CPU read from the process is what one request costs the router whatever else the machine
  * is doing; requests per second are not, on a machine shared with other work.
  */
-import { type ChildProcess, execFileSync, fork, spawn } from "node:child_process";
+import { execFileSync, fork } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
+import { startMaitredProcess, stopProcess } from "../src/bench/maitred-process.ts";
 import { DEFAULT_MODEL, type UpstreamStats } from "./vllm-like-upstream.ts";
 
 // ─── CPU time of another process ────────────────────────────────────────────────────────────
@@ -36,21 +36,6 @@ export function processCpuSeconds(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) / CLOCK_TICKS;
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once("exit", () => resolve());
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-  await exited(child);
-  clearTimeout(timer);
-}
-
 // ─── maitred serve as a child process ───────────────────────────────────────────────────────
 export interface RouterProcess {
   url: string;
@@ -60,54 +45,16 @@ export interface RouterProcess {
   close(): Promise<void>;
 }
 
-const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
-
 /**
  * `maitred serve <args>` on a free loopback port, as users start it (log level info, access
- * log on, unless `args` say otherwise); ready once it logs its listening line. Its stderr is
- * drained for as long as it runs.
+ * log on, unless `args` say otherwise); ready once it logs its listening line.
  */
-export function startRouterProcess(args: readonly string[]): Promise<RouterProcess> {
-  const child = spawn(
-    process.execPath,
-    [MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info", ...args],
-    { stdio: ["ignore", "ignore", "pipe"] },
+export async function startRouterProcess(args: readonly string[]): Promise<RouterProcess> {
+  const p = await startMaitredProcess(
+    ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info", ...args],
+    "maitred listening",
   );
-  return new Promise((resolve, reject) => {
-    const recent: string[] = [];
-    let ready = false;
-    const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
-    lines.on("line", (line) => {
-      if (ready) return;
-      recent.push(line);
-      if (recent.length > 20) recent.shift();
-      let rec: { msg?: unknown; url?: unknown };
-      try {
-        rec = JSON.parse(line);
-      } catch {
-        return;
-      }
-      if (rec.msg === "maitred listening" && typeof rec.url === "string" && child.pid) {
-        ready = true;
-        // From now on its log (an access line per request by default) is read and dropped
-        // without being cut into lines: a pipe left full would block the router's writes.
-        lines.close();
-        child.stderr?.on("data", () => {}).resume();
-        const pid = child.pid;
-        resolve({
-          url: rec.url,
-          pid,
-          cpuSeconds: () => processCpuSeconds(pid),
-          close: () => stop(child),
-        });
-      }
-    });
-    child.once("error", reject);
-    child.once("exit", (code, signal) => {
-      if (!ready)
-        reject(new Error(`maitred serve exited (${signal ?? code}):\n${recent.join("\n")}`));
-    });
-  });
+  return { ...p, cpuSeconds: () => processCpuSeconds(p.pid) };
 }
 
 // ─── upstreams ──────────────────────────────────────────────────────────────────────────────
@@ -134,7 +81,7 @@ export function forkVllmLike(args: readonly string[]): Promise<CountingUpstream>
             child.once("message", (r: { stats: UpstreamStats }) => done(r.stats));
             child.send({ type: "stats" });
           }),
-        close: () => stop(child),
+        close: () => stopProcess(child),
       }),
     );
   });

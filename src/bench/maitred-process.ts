@@ -14,6 +14,8 @@ import { fileURLToPath } from "node:url";
 
 export interface MaitredProcess {
   url: string;
+  /** Its process id (its CPU time can be read from /proc). */
+  pid: number;
   close(): Promise<void>;
   /** SIGKILL: the process dies at once, its connections reset (a crashed server). */
   kill(): Promise<void>;
@@ -32,6 +34,15 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
+/** SIGTERM, then SIGKILL if the child has not exited within KILL_AFTER_MS. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
+  await exited(child);
+  clearTimeout(timer);
+}
+
 /** Run `maitred <args>` until it logs `readyMsg` (the `msg` of a JSON log line with a url). */
 export function startMaitredProcess(
   args: readonly string[],
@@ -42,13 +53,7 @@ export function startMaitredProcess(
     stdio: ["ignore", "ignore", "pipe"],
     env,
   });
-  const close = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
-    await exited(child);
-    clearTimeout(timer);
-  };
+  const close = () => stopProcess(child);
   return new Promise((resolve, reject) => {
     const recent: string[] = [];
     let ready = false;
@@ -67,6 +72,7 @@ export function startMaitredProcess(
         ready = true;
         resolve({
           url: rec.url,
+          pid: child.pid as number,
           close,
           kill: async () => {
             if (child.exitCode !== null || child.signalCode !== null) return;
