@@ -40,6 +40,8 @@
  *   node scripts/bench-proxy.ts [--seconds 5] [--requests 5000] [--connections 64]
  *                               [--token-seconds 4] [--token-connections 16]
  *                               [--upstreams vllm,vllm-one-write,fast] [--interval-ms 0]
+ *                               [--token-cases plain:4:64,streamed:512:16,…]
+ *                               [--router-cpu-profile-dir DIR] [--router-args="…"]
  *                               [--router tr|default] [--upstream-stream always|as-client]
  *                               [--phases tokens,latency,throughput,sse,body]
  *                               [--json out.json] [--cpu-profile out.cpuprofile
@@ -59,6 +61,7 @@ import {
   type RouterProcess,
   runTokenLoad,
   startRouterProcess,
+  startTcpRelay,
   tokenRequestBody,
 } from "./proxy-bench-kit.ts";
 import type { UpstreamStats } from "./vllm-like-upstream.ts";
@@ -426,6 +429,9 @@ interface TokenRow extends TokenCase {
   writes: number;
   cpu_us_per_request: number;
   cpu_us_per_event: number;
+  /** The same load through the bare TCP relay (tcp-relay.ts): its CPU per request and event. */
+  relay_cpu_us_per_request: number;
+  relay_cpu_us_per_event: number | null;
 }
 
 type Load = (
@@ -487,49 +493,57 @@ async function measureTokens(
   load: Load,
   cases: TokenCase[],
   seconds: number,
+  routerProfileDir: string | undefined,
 ): Promise<TokenRow[]> {
-  const router: RouterProcess = await startRouterProcess([
-    "--backends",
-    upstream.url,
-    ...routerArgs,
-  ]);
+  const router: RouterProcess = await startRouterProcess(
+    ["--backends", upstream.url, ...routerArgs],
+    routerProfileDir,
+  );
+  const relay = await startTcpRelay(upstream.url);
+  /** CPU seconds of `p` and the upstream's counters over one load through it. */
+  const measured = async (p: RouterProcess, c: TokenCase) => {
+    const s0: UpstreamStats = await upstream.stats();
+    const cpu0 = p.cpuSeconds();
+    const result = await load({ kind: "tokens", url: p.url, ...c, seconds });
+    const cpu = p.cpuSeconds() - cpu0;
+    const s1 = await upstream.stats();
+    const requests = s1.requests - s0.requests;
+    if (requests !== result.n)
+      throw new Error(
+        `${name}: the upstream answered ${requests} requests, the client read ${result.n}`,
+      );
+    return { result, cpu, requests, events: s1.events - s0.events, writes: s1.writes - s0.writes };
+  };
   try {
     await checkAnswers(upstream.url, router.url);
-    for (const url of [upstream.url, router.url])
+    for (const url of [upstream.url, router.url, relay.url])
       for (const stream of [false, true])
         await load({ kind: "tokens", url, stream, tokens: 64, connections: 16, seconds: 1 });
     const rows: TokenRow[] = [];
     for (const c of cases) {
       const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
-      const s0: UpstreamStats = await upstream.stats();
-      const cpu0 = router.cpuSeconds();
-      const via = await load({ kind: "tokens", url: router.url, ...c, seconds });
-      const cpu = router.cpuSeconds() - cpu0;
-      const s1 = await upstream.stats();
-      const requests = s1.requests - s0.requests;
-      if (requests !== via.n) {
-        throw new Error(
-          `${name}: the upstream answered ${requests} requests, the client read ${via.n}`,
-        );
-      }
-      const events = s1.events - s0.events;
+      const via = await measured(router, c);
+      const bare = await measured(relay, c);
       rows.push({
         upstream: name,
         ...c,
         direct_rps: direct.n / direct.seconds,
-        router_rps: via.n / via.seconds,
-        router_cpu_s: cpu,
-        router_seconds: via.seconds,
-        requests,
-        events,
-        writes: s1.writes - s0.writes,
-        cpu_us_per_request: (cpu / via.n) * 1e6,
-        cpu_us_per_event: (cpu / events) * 1e6,
+        router_rps: via.result.n / via.result.seconds,
+        router_cpu_s: via.cpu,
+        router_seconds: via.result.seconds,
+        requests: via.requests,
+        events: via.events,
+        writes: via.writes,
+        cpu_us_per_request: (via.cpu / via.requests) * 1e6,
+        cpu_us_per_event: (via.cpu / via.events) * 1e6,
+        relay_cpu_us_per_request: (bare.cpu / bare.requests) * 1e6,
+        relay_cpu_us_per_event: bare.events > 0 ? (bare.cpu / bare.events) * 1e6 : null,
       });
     }
     return rows;
   } finally {
     await router.close();
+    await relay.close();
   }
 }
 
@@ -545,6 +559,8 @@ function tokensTable(rows: TokenRow[]): string {
       "÷ direct",
       "**router CPU µs/request**",
       "**router CPU µs/event**",
+      "TCP relay µs/request",
+      "TCP relay µs/event",
       "events/request",
       "upstream writes/request",
       "router CPU busy",
@@ -559,6 +575,8 @@ function tokensTable(rows: TokenRow[]): string {
       `${(r.router_rps / r.direct_rps).toFixed(2)}×`,
       `**${grouped(r.cpu_us_per_request, 1)}**`,
       `**${r.cpu_us_per_event.toFixed(2)}**`,
+      grouped(r.relay_cpu_us_per_request, 1),
+      r.relay_cpu_us_per_event === null ? "–" : r.relay_cpu_us_per_event.toFixed(2),
       (r.events / r.requests).toFixed(0),
       (r.writes / r.requests).toFixed(0),
       `${Math.round((r.router_cpu_s / r.router_seconds) * 100)} %`,
@@ -582,10 +600,14 @@ function marginalLines(rows: TokenRow[]): string {
       const a = at(64);
       const b = at(512);
       if (!a || !b) continue;
-      const perEvent =
-        (b.cpu_us_per_request - a.cpu_us_per_request) /
-        (b.events / b.requests - a.events / a.requests);
+      const between = b.events / b.requests - a.events / a.requests;
+      const perEvent = (b.cpu_us_per_request - a.cpu_us_per_request) / between;
       parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
+      // A plain answer passes the relay as one body, so only its streams say what an event costs.
+      if (stream) {
+        const bare = (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) / between;
+        parts.push(`the bare TCP relay streamed ${bare.toFixed(2)} µs`);
+      }
     }
     if (parts.length > 0) out.push(`- \`${upstream}\`: ${parts.join(", ")}`);
   }
@@ -612,6 +634,8 @@ async function main(): Promise<void> {
       upstreams: { type: "string", default: "vllm,vllm-one-write,fast" },
       "interval-ms": { type: "string", default: "0" },
       "router-args": { type: "string", default: "" },
+      "router-cpu-profile-dir": { type: "string" },
+      "token-cases": { type: "string" },
     },
   });
   const seconds = Number(args.seconds);
@@ -643,7 +667,12 @@ async function main(): Promise<void> {
   if (phases.includes("tokens")) {
     const intervalMs = args["interval-ms"] as string;
     const tokenSeconds = Number(args["token-seconds"]);
-    const cases = tokenCases(Number(args["token-connections"]));
+    const only = (args["token-cases"] as string | undefined)?.split(",");
+    const cases = tokenCases(Number(args["token-connections"])).filter(
+      (c) =>
+        only === undefined ||
+        only.includes(`${c.stream ? "streamed" : "plain"}:${c.tokens}:${c.connections}`),
+    );
     const routerArgs = [
       "--router",
       args.router as string,
@@ -671,7 +700,17 @@ async function main(): Promise<void> {
       if (!start) throw new Error(`unknown upstream ${name} (vllm, vllm-one-write, fast)`);
       const upstream = await start();
       try {
-        rows.push(...(await measureTokens(name, upstream, routerArgs, load, cases, tokenSeconds)));
+        rows.push(
+          ...(await measureTokens(
+            name,
+            upstream,
+            routerArgs,
+            load,
+            cases,
+            tokenSeconds,
+            args["router-cpu-profile-dir"] as string | undefined,
+          )),
+        );
       } finally {
         await upstream.close();
       }

@@ -6,7 +6,7 @@
  * CPU read from the process is what one request costs the router whatever else the machine
  * is doing; requests per second are not, on a machine shared with other work.
  */
-import { execFileSync, fork } from "node:child_process";
+import { execFileSync, fork, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
@@ -47,14 +47,47 @@ export interface RouterProcess {
 
 /**
  * `maitred serve <args>` on a free loopback port, as users start it (log level info, access
- * log on, unless `args` say otherwise); ready once it logs its listening line.
+ * log on, unless `args` say otherwise); ready once it logs its listening line. With
+ * `cpuProfileDir`, Node writes the process's CPU profile there when it exits.
  */
-export async function startRouterProcess(args: readonly string[]): Promise<RouterProcess> {
+export async function startRouterProcess(
+  args: readonly string[],
+  cpuProfileDir?: string,
+): Promise<RouterProcess> {
+  // A CPU profile of the router process is written to the directory when it exits.
+  const env =
+    cpuProfileDir === undefined
+      ? process.env
+      : { ...process.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${cpuProfileDir}` };
   const p = await startMaitredProcess(
     ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info", ...args],
     "maitred listening",
+    env,
   );
   return { ...p, cpuSeconds: () => processCpuSeconds(p.pid) };
+}
+
+const TCP_RELAY = fileURLToPath(new URL("./tcp-relay.ts", import.meta.url));
+
+/** tcp-relay.ts in front of `upstreamUrl`, in its own process: the floor of any Node proxy. */
+export function startTcpRelay(upstreamUrl: string): Promise<RouterProcess> {
+  const child = spawn(process.execPath, [TCP_RELAY, new URL(upstreamUrl).host], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`TCP relay exited (${code})`)));
+    child.stdout.once("data", (line: Buffer) => {
+      const { url } = JSON.parse(line.toString()) as { url: string };
+      const pid = child.pid as number;
+      resolve({
+        url,
+        pid,
+        cpuSeconds: () => processCpuSeconds(pid),
+        close: () => stopProcess(child),
+      });
+    });
+  });
 }
 
 // ─── upstreams ──────────────────────────────────────────────────────────────────────────────

@@ -24,10 +24,18 @@
  * the same progress. Framing: OpenAI-style servers end every line with `\n`, so events are cut
  * at `\n\n` with a native search; once a `\r` shows up (the SSE format also allows `\r\n`
  * and `\r`) the rest of the stream goes through eventsource-parser.
+ *
+ * Hot path: a token's event is, byte for byte, the previous token's event with another text in
+ * it (same id, model, choice index, nulls). Once a parsed event shows that shape (one choice,
+ * its delta's only member `content`, or a legacy `text`, every other member null or a plain
+ * value), the next events are compared with it around that text (two native compares) and only
+ * the text is decoded; any other event, or one whose text is not exactly one JSON string, is
+ * parsed whole. Profiles showed the full parse and merge of every event as most of what a
+ * rebuilt answer cost.
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { Usage } from "../core/events.ts";
-import { CR, LF } from "../util/json-bytes.ts";
+import { BACKSLASH, CR, LF, QUOTE } from "../util/json-bytes.ts";
 import { asObj, type Json } from "../util/json-object.ts";
 import { backendErrorOf } from "./backend-error.ts";
 import type { Endpoint } from "./prepare-request.ts";
@@ -274,6 +282,131 @@ function buildMessage(choice: Choice, options: RebuildOptions): Json {
   return ordered(template, seen);
 }
 
+/** A token's event but for its text: the bytes around the text, and where the text goes. */
+interface TokenPattern {
+  head: Buffer;
+  tail: Buffer;
+  index: number;
+  key: "content" | "text";
+}
+
+/** Where a token's text starts in its event, for chat and legacy completions. */
+const TEXT_AT = {
+  chat: Buffer.from('"delta":{"content":"'),
+  completions: Buffer.from('"text":"'),
+};
+
+/** Index of the first `\n\n` in `buf` at or after `from`, -1 if none. */
+function blankLineAt(buf: Buffer, from: number): number {
+  for (let i = buf.indexOf(LF, from); i >= 0 && i + 1 < buf.length; i = buf.indexOf(LF, i + 1))
+    if (buf[i + 1] === LF) return i;
+  return -1;
+}
+
+const isAsciiSpace = (c: number) => c === 0x20 || c === 0x09 || c === LF || c === CR;
+
+/** `data: ` at `from`. */
+function dataField(buf: Buffer, from: number, end: number): boolean {
+  return (
+    end - from >= 6 &&
+    buf[from] === 0x64 &&
+    buf[from + 1] === 0x61 &&
+    buf[from + 2] === 0x74 &&
+    buf[from + 3] === 0x61 &&
+    buf[from + 4] === 0x3a &&
+    buf[from + 5] === 0x20
+  );
+}
+
+/** End of the JSON string whose body starts at `from` (index of its closing quote), or -1. */
+function stringEnd(buf: Buffer, from: number, end: number): number {
+  for (let i = from; i < end; i++) {
+    const c = buf[i];
+    if (c === BACKSLASH) i++;
+    else if (c === QUOTE) return i;
+  }
+  return -1;
+}
+
+/** A plain JSON value: no object or array, whose pieces the merge would append. */
+const scalar = (v: unknown) => v === null || typeof v !== "object";
+
+/**
+ * The event as the pattern of the next ones: the bytes before its text and after it. Null
+ * unless the parsed event is one choice whose only growing part is that text (see the top).
+ */
+function tokenPattern(
+  chat: boolean,
+  event: Json,
+  buf: Buffer,
+  from: number,
+  end: number,
+): TokenPattern | null {
+  if (event.usage !== undefined && event.usage !== null) return null;
+  for (const k in event) if (k !== "choices" && !scalar(event[k])) return null;
+  const list = event.choices;
+  if (!Array.isArray(list) || list.length !== 1) return null;
+  const choice = asObj(list[0]);
+  if (choice === undefined) return null;
+  for (const k in choice) {
+    if (k === "delta" && chat) {
+      const delta = asObj(choice.delta);
+      if (delta === undefined || typeof delta.content !== "string") return null;
+      for (const d in delta) if (d !== "content") return null;
+    } else if (k === "text" && !chat) {
+      if (typeof choice.text !== "string") return null;
+    } else if (!scalar(choice[k]) || (k === "finish_reason" && choice[k] !== null)) return null;
+  }
+  const mark = chat ? TEXT_AT.chat : TEXT_AT.completions;
+  const at = buf.indexOf(mark, from);
+  if (at < 0 || at >= end) return null;
+  const again = buf.indexOf(mark, at + 1);
+  if (again >= 0 && again < end) return null;
+  const open = at + mark.length;
+  const close = stringEnd(buf, open, end);
+  if (close < 0) return null;
+  return {
+    head: Buffer.from(buf.subarray(from, open)),
+    tail: Buffer.from(buf.subarray(close, end)),
+    index: typeof choice.index === "number" ? choice.index : 0,
+    key: chat ? "content" : "text",
+  };
+}
+
+/**
+ * The text of the event in `buf[from, end)` when it is `pattern` with another JSON string as
+ * its text; undefined when it is anything else.
+ */
+function patternText(
+  pattern: TokenPattern,
+  buf: Buffer,
+  from: number,
+  end: number,
+): string | undefined {
+  const { head, tail } = pattern;
+  const open = from + head.length;
+  const close = end - tail.length;
+  if (close < open) return undefined;
+  if (buf.compare(head, 0, head.length, from, open) !== 0) return undefined;
+  if (buf.compare(tail, 0, tail.length, close, end) !== 0) return undefined;
+  let plain = true;
+  for (let i = open; i < close; i++) {
+    const c = buf[i];
+    if (c === QUOTE || c === BACKSLASH || c < 0x20) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return buf.toString("utf8", open, close);
+  // Escapes, or quotes that might end the string early: exactly one JSON string, or no match.
+  try {
+    const text: unknown = JSON.parse(buf.toString("utf8", open - 1, close + 1));
+    return typeof text === "string" ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createCompletionRebuilder(
   options: RebuildOptions,
   hooks: RebuildHooks,
@@ -291,7 +424,11 @@ export function createCompletionRebuilder(
   let overflowed = false;
   let contentEvents = 0;
 
-  const onData = (data: string) => {
+  /** The pattern of a token's event, once one was seen (see the top). */
+  let pattern: TokenPattern | null = null;
+
+  /** One event's data; `at` = where it lies in a buffer, for the pattern of the next ones. */
+  const onData = (data: string, at?: { buf: Buffer; from: number; end: number }) => {
     if (data === "[DONE]") sawDone = true;
     if (error !== null || data === "[DONE]" || data === "") return;
     let event: Json | undefined;
@@ -325,14 +462,28 @@ export function createCompletionRebuilder(
         const raw = asObj(c);
         if (raw !== undefined) addChoice(choices, raw);
       }
+      if (at !== undefined) pattern = tokenPattern(chat, event, at.buf, at.from, at.end) ?? pattern;
     }
   };
 
   /** The event in `buf[from, end)` (LF line endings): its `data:` lines joined. */
   const lfEvent = (buf: Buffer, from: number, end: number) => {
     const single = buf.indexOf(LF, from);
-    if ((single < 0 || single >= end) && buf.toString("latin1", from, from + 6) === "data: ") {
-      onData(buf.toString("utf8", from + 6, end).trim());
+    if ((single < 0 || single >= end) && dataField(buf, from, end)) {
+      let a = from + 6;
+      let b = end;
+      while (a < b && isAsciiSpace(buf[a])) a++;
+      while (b > a && isAsciiSpace(buf[b - 1])) b--;
+      if (pattern !== null && error === null) {
+        const text = patternText(pattern, buf, a, b);
+        if (text !== undefined) {
+          const choice = choices[pattern.index];
+          choice.texts.set(pattern.key, (choice.texts.get(pattern.key) ?? "") + text);
+          contentEvents++;
+          return;
+        }
+      }
+      onData(buf.toString("utf8", a, b), { buf, from: a, end: b });
       return;
     }
     let data: string | null = null;
@@ -364,7 +515,7 @@ export function createCompletionRebuilder(
     }
     const last = pending.at(-1);
     const ends =
-      chunk.indexOf("\n\n") >= 0 ||
+      blankLineAt(chunk, 0) >= 0 ||
       (last !== undefined && last[last.length - 1] === LF && chunk[0] === LF);
     if (!ends) {
       pending.push(chunk);
@@ -375,9 +526,9 @@ export function createCompletionRebuilder(
     const buf = pending.length === 0 ? chunk : Buffer.concat([...pending, chunk]);
     let from = 0;
     for (
-      let end = buf.indexOf("\n\n", Math.max(0, pendingBytes - 1));
+      let end = blankLineAt(buf, Math.max(0, pendingBytes - 1));
       end >= 0;
-      end = buf.indexOf("\n\n", from)
+      end = blankLineAt(buf, from)
     ) {
       if (end > from) lfEvent(buf, from, end);
       from = end + 2;

@@ -257,3 +257,57 @@ test("token ids grow per event like logprobs; a stream cut short or an endless e
   endless.push(Buffer.from('"}\n\n'));
   assert.equal(endless.finish(), null, "an event over 16 MiB is not read whole");
 });
+
+test("any token texts (quotes, escapes, control characters, astral and separator code points) rebuild exactly, chat and legacy", () => {
+  const text = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 6 }),
+    fc.constantFrom('"', "\\", '\\"', '","refusal":"x', "\n", "\u2028", "\u0000", "\u{1f600}", ""),
+  );
+  fc.assert(
+    fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), fc.boolean(), (tokens, chat) => {
+      const meta = {
+        endpoint: chat ? ("chat" as const) : ("completion" as const),
+        id: "c",
+        created: 1,
+        model: "m",
+      };
+      const { stream, plain } = simulated(meta, tokens);
+      assert.equal(rebuild(chat ? CHAT : LEGACY, [stream])?.body, plain);
+    }),
+    { seed: Number(process.env.FC_SEED ?? Date.now() % 2 ** 31) },
+  );
+});
+
+test("an event shaped like the token before it but carrying more than one text is read whole", () => {
+  const head =
+    '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":';
+  const tail = '},"logprobs":null,"finish_reason":null}]}';
+  const event = (delta: string) => `data: ${head}${delta}${tail}\n\n`;
+  const built = rebuild(CHAT, [
+    event('"a"'),
+    event('"b"'),
+    // Same bytes before and after, but between them two members, not one string.
+    event('"c","refusal":"no"'),
+    event('"d\\"e"'),
+    `data: ${head}"f"},"logprobs":null,"finish_reason":"stop"}]}\n\n`,
+    "data: [DONE]\n\n",
+  ]);
+  const message = JSON.parse(built?.body ?? "").choices[0].message;
+  assert.equal(message.content, 'abcd"ef');
+  assert.equal(message.refusal, "no");
+});
+
+test("per-token arrays keep growing when two events carry the same bytes", () => {
+  const event = (finish: string | null) =>
+    data({
+      id: "c",
+      object: "text_completion",
+      created: 1,
+      model: "m",
+      choices: [{ index: 0, text: "x", logprobs: null, finish_reason: finish, token_ids: [7] }],
+    });
+  const built = rebuild(LEGACY, [event(null), event(null), event(null), event("length"), SSE_DONE]);
+  const choice = JSON.parse(built?.body ?? "").choices[0];
+  assert.equal(choice.text, "xxxx");
+  assert.deepEqual(choice.token_ids, [7, 7, 7, 7]);
+});

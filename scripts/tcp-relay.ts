@@ -1,0 +1,37 @@
+/**
+ * The floor under any proxy written in Node: a bare TCP relay that copies bytes both ways
+ * between each client connection and a connection of its own to the upstream, parsing
+ * nothing. bench-proxy.ts runs it in its own process in front of the same upstream as
+ * maitred and reads its CPU the same way: what it costs per request and per SSE event is
+ * what the kernel and Node's socket layer charge for every read and write, before any work
+ * of maitred's own.
+ *
+ *   node scripts/tcp-relay.ts <upstream host:port>   (prints {"url": …} on stdout when ready)
+ */
+import { connect, createServer } from "node:net";
+
+const [host, port] = (process.argv[2] ?? "").split(":");
+if (!host || !port) {
+  process.stderr.write("usage: tcp-relay.ts <host:port>\n");
+  process.exit(2);
+}
+
+const server = createServer({ noDelay: true }, (client) => {
+  const upstream = connect({ host, port: Number(port), noDelay: true });
+  client.pipe(upstream);
+  upstream.pipe(client);
+  const close = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on("error", close);
+  upstream.on("error", close);
+  client.on("close", close);
+  upstream.on("close", close);
+});
+server.listen(0, "127.0.0.1", () => {
+  const address = server.address();
+  if (address === null || typeof address === "string") throw new Error("no port");
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}` })}\n`);
+});
+process.on("SIGTERM", () => process.exit(0));
