@@ -462,7 +462,8 @@ export function createCompletionRebuilder(
         const raw = asObj(c);
         if (raw !== undefined) addChoice(choices, raw);
       }
-      if (at !== undefined) pattern = tokenPattern(chat, event, at.buf, at.from, at.end) ?? pattern;
+      if (at !== undefined && pattern === null)
+        pattern = tokenPattern(chat, event, at.buf, at.from, at.end);
     }
   };
 
