@@ -26,12 +26,13 @@
  * and `\r`) the rest of the stream goes through eventsource-parser.
  *
  * Hot path: a token's event is, byte for byte, the previous token's event with another text in
- * it (same id, model, choice index, nulls). Once a parsed event shows that shape (one choice,
- * its delta's only member `content`, or a legacy `text`, every other member null or a plain
- * value), the next events are compared with it around that text (two native compares) and only
- * the text is decoded; any other event, or one whose text is not exactly one JSON string, is
- * parsed whole. Profiles showed the full parse and merge of every event as most of what a
- * rebuilt answer cost.
+ * it (same id, model, choice index, nulls). When the last event parsed whole has that shape (one
+ * choice; its delta's `content`, or a legacy `text`, the only member that grows; every other
+ * member null or a plain value), the next events are compared with it around that text (two
+ * native compares) and only the text is decoded. Any other event, or one whose text is not
+ * exactly one JSON string, is parsed whole and becomes the pattern if it has the shape.
+ * Profiles showed the full parse and merge of every event as most of what a rebuilt answer
+ * cost.
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { Usage } from "../core/events.ts";
@@ -292,7 +293,7 @@ interface TokenPattern {
 
 /** Where a token's text starts in its event, for chat and legacy completions. */
 const TEXT_AT = {
-  chat: Buffer.from('"delta":{"content":"'),
+  chat: Buffer.from('"content":"'),
   completions: Buffer.from('"text":"'),
 };
 
@@ -348,15 +349,28 @@ function tokenPattern(
   if (!Array.isArray(list) || list.length !== 1) return null;
   const choice = asObj(list[0]);
   if (choice === undefined) return null;
+  let text: unknown;
   for (const k in choice) {
     if (k === "delta" && chat) {
+      // Members the merge ignores when null (SGLang sends role, reasoning and tool calls as null).
       const delta = asObj(choice.delta);
       if (delta === undefined || typeof delta.content !== "string") return null;
-      for (const d in delta) if (d !== "content") return null;
+      for (const d in delta) if (d !== "content" && delta[d] !== null) return null;
+      text = delta.content;
     } else if (k === "text" && !chat) {
       if (typeof choice.text !== "string") return null;
-    } else if (!scalar(choice[k]) || (k === "finish_reason" && choice[k] !== null)) return null;
+      text = choice.text;
+    } else if (
+      !scalar(choice[k]) ||
+      (k === "finish_reason" && choice[k] !== null) ||
+      // A chat choice's string `text` is joined per event too: not a fixed member.
+      (k === "text" && typeof choice[k] === "string")
+    )
+      return null;
   }
+  if (text === undefined) return null;
+  // The one place the text's key appears, and the parsed text there: nothing else in the event
+  // can be mistaken for it.
   const mark = chat ? TEXT_AT.chat : TEXT_AT.completions;
   const at = buf.indexOf(mark, from);
   if (at < 0 || at >= end) return null;
@@ -365,6 +379,11 @@ function tokenPattern(
   const open = at + mark.length;
   const close = stringEnd(buf, open, end);
   if (close < 0) return null;
+  try {
+    if (JSON.parse(buf.toString("utf8", open - 1, close + 1)) !== text) return null;
+  } catch {
+    return null;
+  }
   return {
     head: Buffer.from(buf.subarray(from, open)),
     tail: Buffer.from(buf.subarray(close, end)),
@@ -462,9 +481,10 @@ export function createCompletionRebuilder(
         const raw = asObj(c);
         if (raw !== undefined) addChoice(choices, raw);
       }
-      if (at !== undefined && pattern === null)
-        pattern = tokenPattern(chat, event, at.buf, at.from, at.end);
     }
+    // The pattern is always the last event applied whole, or none: a token matching it changes
+    // nothing but the text, since every other member it carries was just set the same way.
+    pattern = at === undefined ? null : tokenPattern(chat, event, at.buf, at.from, at.end);
   };
 
   /** The event in `buf[from, end)` (LF line endings): its `data:` lines joined. */
@@ -484,7 +504,7 @@ export function createCompletionRebuilder(
           return;
         }
       }
-      onData(buf.toString("utf8", a, b), { buf, from: a, end: b });
+      onData(buf.toString("utf8", a, b).trim(), { buf, from: a, end: b });
       return;
     }
     let data: string | null = null;

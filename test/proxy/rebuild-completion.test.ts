@@ -311,3 +311,65 @@ test("per-token arrays keep growing when two events carry the same bytes", () =>
   assert.equal(choice.text, "xxxx");
   assert.deepEqual(choice.token_ids, [7, 7, 7, 7]);
 });
+
+test("a member kept as its last value follows the last event, whichever way each event was read", () => {
+  const head = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+  const token = (content: string, x: number, extra: object = {}) =>
+    data({
+      ...head,
+      x,
+      choices: [{ index: 0, delta: { content, ...extra }, logprobs: null, finish_reason: null }],
+    });
+  for (const middle of [{}, { role: "assistant" }]) {
+    const built = rebuild(CHAT, [
+      token("a", 1),
+      token("b", 2, middle),
+      token("c", 1),
+      data({ ...head, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: "stop" }] }),
+      SSE_DONE,
+    ]);
+    const body = JSON.parse(built?.body ?? "");
+    assert.equal(body.x, 1, JSON.stringify(middle));
+    assert.equal(body.choices[0].message.content, "abc");
+  }
+});
+
+test("SGLang's null delta members, a chat choice's own text and Unicode spaces around the JSON", () => {
+  const head = { id: "c", object: "chat.completion.chunk", created: 1, model: "m" };
+  const sglang = (content: string, finish: string | null) =>
+    data({
+      ...head,
+      choices: [
+        {
+          index: 0,
+          delta: { role: null, content, reasoning_content: null, tool_calls: null },
+          logprobs: null,
+          finish_reason: finish,
+          matched_stop: null,
+        },
+      ],
+    });
+  const sg = rebuild({ ...CHAT, flavour: "sglang" }, [
+    sglang("x", null),
+    sglang("y", null),
+    sglang('"z\\', null),
+    sglang("!", "stop"),
+    SSE_DONE,
+  ]);
+  assert.equal(JSON.parse(sg?.body ?? "").choices[0].message.content, 'xy"z\\!');
+
+  const withText = (finish: string | null) =>
+    data({
+      ...head,
+      choices: [{ index: 0, delta: { content: "c" }, text: "q", finish_reason: finish }],
+    });
+  const joined = rebuild(CHAT, [withText(null), withText(null), withText(null), withText("stop")]);
+  assert.equal(JSON.parse(joined?.body ?? "").choices[0].message.text, "qqqq");
+
+  const spaced = rebuild(CHAT, [
+    `data: \ufeff${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "a" }, finish_reason: null }] })}\u00a0\n\n`,
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta: { content: "b" }, finish_reason: "stop" }] })}\n\n`,
+    SSE_DONE,
+  ]);
+  assert.equal(JSON.parse(spaced?.body ?? "").choices[0].message.content, "ab");
+});
