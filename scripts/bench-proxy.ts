@@ -432,6 +432,8 @@ interface TokenRow extends TokenCase {
   /** The same load through the bare TCP relay (tcp-relay.ts): its CPU per request and event. */
   relay_cpu_us_per_request: number;
   relay_cpu_us_per_event: number | null;
+  /** SSE events the upstream wrote per request through the relay (no usage event added). */
+  relay_events_per_request: number;
 }
 
 type Load = (
@@ -538,6 +540,7 @@ async function measureTokens(
         cpu_us_per_event: (via.cpu / via.events) * 1e6,
         relay_cpu_us_per_request: (bare.cpu / bare.requests) * 1e6,
         relay_cpu_us_per_event: bare.events > 0 ? (bare.cpu / bare.events) * 1e6 : null,
+        relay_events_per_request: bare.events / bare.requests,
       });
     }
     return rows;
@@ -605,7 +608,9 @@ function marginalLines(rows: TokenRow[]): string {
       parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
       // A plain answer passes the relay as one body, so only its streams say what an event costs.
       if (stream) {
-        const bare = (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) / between;
+        const bare =
+          (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) /
+          (b.relay_events_per_request - a.relay_events_per_request);
         parts.push(`the bare TCP relay streamed ${bare.toFixed(2)} µs`);
       }
     }
@@ -668,11 +673,16 @@ async function main(): Promise<void> {
     const intervalMs = args["interval-ms"] as string;
     const tokenSeconds = Number(args["token-seconds"]);
     const only = (args["token-cases"] as string | undefined)?.split(",");
-    const cases = tokenCases(Number(args["token-connections"])).filter(
-      (c) =>
-        only === undefined ||
-        only.includes(`${c.stream ? "streamed" : "plain"}:${c.tokens}:${c.connections}`),
-    );
+    const caseName = (c: TokenCase) =>
+      `${c.stream ? "streamed" : "plain"}:${c.tokens}:${c.connections}`;
+    const all = tokenCases(Number(args["token-connections"]));
+    const unknown = only?.filter((name) => !all.some((c) => caseName(c) === name)) ?? [];
+    if (unknown.length > 0) {
+      throw new Error(
+        `--token-cases: no such case ${unknown.join(", ")} (cases: ${all.map(caseName).join(", ")})`,
+      );
+    }
+    const cases = all.filter((c) => only === undefined || only.includes(caseName(c)));
     const routerArgs = [
       "--router",
       args.router as string,
@@ -720,8 +730,11 @@ async function main(): Promise<void> {
       `\`${["node scripts/bench-proxy.ts", ...process.argv.slice(2)].join(" ")}\`, ${new Date().toISOString().slice(0, 10)}: \`maitred serve ${routerArgs.join(" ")}\` in its own process, load from another, ${tokenSeconds} s per run; vLLM-like engine steps every ${Number(intervalMs) > 0 ? `${intervalMs} ms` : "turn of its event loop"}.`,
     );
     console.log(
-      "Router CPU: utime + stime of the router process (/proc/<pid>/stat) over its run. Events: SSE events the upstream wrote for those requests (role, tokens, usage, [DONE]).\n",
+      "Router CPU: utime + stime of the router process (/proc/<pid>/stat) over its run. Events: SSE events the upstream wrote for those requests (role, tokens, usage, [DONE]). TCP relay: the same load through scripts/tcp-relay.ts; a plain answer passes it as one body, so only its streamed rows show what reading every event costs.",
     );
+    if (args["router-cpu-profile-dir"] !== undefined)
+      console.log("The router ran under the CPU profiler: its CPU figures include the profiler's.");
+    console.log("");
     console.log(`${tokensTable(rows)}\n`);
     console.log(`${marginalLines(rows)}\n`);
   }

@@ -54,11 +54,13 @@ export async function startRouterProcess(
   args: readonly string[],
   cpuProfileDir?: string,
 ): Promise<RouterProcess> {
-  // A CPU profile of the router process is written to the directory when it exits.
+  // Through NODE_OPTIONS (kept as the user set it, the directory quoted) because the process is
+  // started by the same launcher as every other maitred process, which passes no Node flags.
+  const profiling = `--cpu-prof --cpu-prof-dir=${JSON.stringify(cpuProfileDir)}`;
   const env =
     cpuProfileDir === undefined
       ? process.env
-      : { ...process.env, NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${cpuProfileDir}` };
+      : { ...process.env, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} ${profiling}`.trim() };
   const p = await startMaitredProcess(
     ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info", ...args],
     "maitred listening",

@@ -6,27 +6,63 @@
  * suite's CPU when every file had its own process. Files are dealt to processes longest first,
  * each to the one with the least so far, so one heavy file does not leave a core idle at the
  * end. "Longest" is the file's time in the last run on this machine (kept under
- * node_modules/.cache); a file not timed yet is weighed by its size. Each process's report is
- * printed whole when it ends.
+ * node_modules/.cache); a file not timed yet is weighed by its size.
  *
- * Arguments go to every process (`npm test -- --test-name-pattern=held`); arguments that name
- * test files replace the full list. `TEST_PROCESSES=N` sets the number of processes.
+ * Every file must be heard from: a process's times reporter names each file that ran, so a
+ * process that stopped early (a `process.exit(0)` in a test, a crash) fails the run with the
+ * files it never reported, rather than passing with them skipped. Each process's report is
+ * printed whole when it ends, then one line per process that failed.
+ *
+ * Arguments that start with `-` go to every process (`npm test -- --test-name-pattern=held`);
+ * the others are test files or directories and replace the full list. `TEST_PROCESSES=N` sets
+ * the number of processes.
  */
 import { spawn } from "node:child_process";
-import { globSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  globSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 
-const CACHE = "node_modules/.cache";
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const CACHE = join(ROOT, "node_modules", ".cache");
 const TIMES = join(CACHE, "test-times.json");
-const REPORTER = new URL("./test-times-reporter.ts", import.meta.url).pathname;
+const REPORTER = fileURLToPath(new URL("./test-times-reporter.ts", import.meta.url));
+
+function fail(message: string): never {
+  process.stderr.write(`run-tests: ${message}\n`);
+  process.exit(2);
+}
 
 const args = process.argv.slice(2);
-const named = args.filter((a) => a.endsWith(".test.ts"));
-const options = args.filter((a) => !a.endsWith(".test.ts"));
-const files = named.length > 0 ? named : globSync("test/**/*.test.ts").sort();
+const options = args.filter((a) => a.startsWith("-"));
+const named = args.filter((a) => !a.startsWith("-"));
+/** Test files as paths from the project root, the form the times are kept under. */
+function testFiles(): string[] {
+  if (named.length === 0) return globSync("test/**/*.test.ts", { cwd: ROOT }).sort();
+  const out: string[] = [];
+  for (const arg of named) {
+    if (!existsSync(arg)) fail(`no such file or directory: ${arg}`);
+    const path = relative(ROOT, arg);
+    if (statSync(arg).isDirectory())
+      out.push(...globSync(join(path, "**/*.test.ts"), { cwd: ROOT }));
+    else out.push(path);
+  }
+  return [...new Set(out)].sort();
+}
+const files = testFiles();
+if (files.length === 0) fail("no test files found");
+
 const wanted = Number(process.env.TEST_PROCESSES ?? availableParallelism());
-const shards = Math.max(1, Math.min(wanted, files.length));
+if (!Number.isInteger(wanted) || wanted < 1) fail("TEST_PROCESSES must be a whole number ≥ 1");
+const shards = Math.min(wanted, files.length);
 
 function readTimes(): Record<string, number> {
   try {
@@ -36,16 +72,17 @@ function readTimes(): Record<string, number> {
   }
 }
 const times = readTimes();
+const size = (f: string) => statSync(join(ROOT, f)).size;
 // Milliseconds per byte over the files timed before, to weigh a file not timed yet.
 let timedMs = 0;
 let timedBytes = 0;
 for (const f of files)
   if (times[f] !== undefined) {
     timedMs += times[f];
-    timedBytes += statSync(f).size;
+    timedBytes += size(f);
   }
 const perByte = timedBytes > 0 ? timedMs / timedBytes : 1;
-const weight = (f: string) => times[f] ?? statSync(f).size * perByte;
+const weight = (f: string) => times[f] ?? size(f) * perByte;
 
 const loads = Array.from({ length: shards }, () => ({ weight: 0, files: [] as string[] }));
 for (const f of [...files].sort((a, b) => weight(b) - weight(a))) {
@@ -56,10 +93,21 @@ for (const f of [...files].sort((a, b) => weight(b) - weight(a))) {
 
 const env = { ...process.env };
 env.NODE_COMPILE_CACHE ??= join(CACHE, "node-compile-cache");
-const scratch = join(tmpdir(), `maitred-test-times-${process.pid}`);
-mkdirSync(scratch, { recursive: true });
+const scratch = mkdtempSync(join(tmpdir(), "maitred-test-times-"));
+// The user's own reporter replaces the spec reporter; the times reporter always runs.
+const ownReporter = options.some((o) => o.startsWith("--test-reporter"));
+const reporting = ownReporter ? [] : ["--test-reporter=spec", "--test-reporter-destination=stdout"];
+const filtered = options.some(
+  (o) => o.startsWith("--test-name-pattern") || o.startsWith("--test-skip-pattern"),
+);
 
-function runShard(shardFiles: string[], n: number): Promise<number> {
+interface ShardResult {
+  n: number;
+  code: number;
+  why: string | null;
+}
+
+function runShard(shardFiles: string[], n: number): Promise<ShardResult> {
   const timesOut = join(scratch, `${n}.json`);
   return new Promise((resolve) => {
     const child = spawn(
@@ -67,38 +115,49 @@ function runShard(shardFiles: string[], n: number): Promise<number> {
       [
         "--test",
         "--test-isolation=none",
-        "--test-reporter=spec",
-        "--test-reporter-destination=stdout",
+        ...reporting,
         `--test-reporter=${REPORTER}`,
         `--test-reporter-destination=${timesOut}`,
         ...options,
         ...shardFiles,
       ],
-      { env, stdio: ["ignore", "pipe", "pipe"] },
+      { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
     );
     const out: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => out.push(b));
     child.on("close", (code, signal) => {
       process.stdout.write(Buffer.concat(out));
+      let heard: Record<string, number> | null = null;
       try {
-        // A filtered run (a name pattern, say) times only part of each file.
-        if (options.length === 0) Object.assign(times, JSON.parse(readFileSync(timesOut, "utf8")));
+        heard = JSON.parse(readFileSync(timesOut, "utf8")) as Record<string, number>;
       } catch {
-        // A process that died before its reporter wrote leaves the old times in place.
+        // No report at all: the process stopped before its reporter wrote.
       }
-      resolve(code ?? (signal === null ? 1 : 128));
+      const missing = shardFiles.filter((f) => heard?.[f] === undefined);
+      // A filtered run (a name pattern) times only part of each file, and may run no test of one.
+      if (heard !== null && !filtered)
+        for (const f of shardFiles)
+          if (!f.startsWith("..") && heard[f] !== undefined) times[f] = heard[f];
+      let why: string | null = null;
+      if (signal !== null) why = `killed by ${signal}`;
+      else if (code !== 0) why = `exited with ${code}`;
+      else if (heard === null || (!filtered && missing.length > 0))
+        why = `stopped before reporting ${missing.length} of its files: ${missing.join(" ")}`;
+      resolve({ n, code: why === null ? 0 : (code ?? 1) || 1, why });
     });
   });
 }
 
-const running = loads.filter((l) => l.files.length > 0).map((l, n) => runShard(l.files, n));
-const codes = await Promise.all(running);
+const results = await Promise.all(
+  loads.filter((l) => l.files.length > 0).map((l, n) => runShard(l.files, n)),
+);
 rmSync(scratch, { recursive: true, force: true });
 try {
-  mkdirSync(CACHE, { recursive: true });
   writeFileSync(TIMES, JSON.stringify(times));
 } catch {
   // Times are only a hint for the next run.
 }
-process.exitCode = codes.find((c) => c !== 0) ?? 0;
+for (const r of results)
+  if (r.why !== null) process.stderr.write(`run-tests: test process ${r.n + 1} ${r.why}\n`);
+process.exitCode = results.find((r) => r.code !== 0)?.code ?? 0;

@@ -18,16 +18,16 @@ if (!host || !port) {
 
 const server = createServer({ noDelay: true }, (client) => {
   const upstream = connect({ host, port: Number(port), noDelay: true });
+  // Each side's end ends the other (pipe), after what was buffered for it is written; only an
+  // error tears both down at once.
   client.pipe(upstream);
   upstream.pipe(client);
-  const close = () => {
+  const broken = () => {
     client.destroy();
     upstream.destroy();
   };
-  client.on("error", close);
-  upstream.on("error", close);
-  client.on("close", close);
-  upstream.on("close", close);
+  client.on("error", broken);
+  upstream.on("error", broken);
 });
 server.listen(0, "127.0.0.1", () => {
   const address = server.address();
