@@ -36,7 +36,7 @@
  */
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import type { Usage } from "../core/events.ts";
-import { BACKSLASH, CR, LF, QUOTE } from "../util/json-bytes.ts";
+import { BACKSLASH, CR, isSpace, LF, QUOTE, stringEnd } from "../util/json-bytes.ts";
 import { asObj, type Json } from "../util/json-object.ts";
 import { backendErrorOf } from "./backend-error.ts";
 import type { Endpoint } from "./prepare-request.ts";
@@ -304,8 +304,6 @@ function blankLineAt(buf: Buffer, from: number): number {
   return -1;
 }
 
-const isAsciiSpace = (c: number) => c === 0x20 || c === 0x09 || c === LF || c === CR;
-
 /** `data: ` at `from`. */
 function dataField(buf: Buffer, from: number, end: number): boolean {
   return (
@@ -317,16 +315,6 @@ function dataField(buf: Buffer, from: number, end: number): boolean {
     buf[from + 4] === 0x3a &&
     buf[from + 5] === 0x20
   );
-}
-
-/** End of the JSON string whose body starts at `from` (index of its closing quote), or -1. */
-function stringEnd(buf: Buffer, from: number, end: number): number {
-  for (let i = from; i < end; i++) {
-    const c = buf[i];
-    if (c === BACKSLASH) i++;
-    else if (c === QUOTE) return i;
-  }
-  return -1;
 }
 
 /** A plain JSON value: no object or array, whose pieces the merge would append. */
@@ -343,7 +331,6 @@ function tokenPattern(
   from: number,
   end: number,
 ): TokenPattern | null {
-  if (event.usage !== undefined && event.usage !== null) return null;
   for (const k in event) if (k !== "choices" && !scalar(event[k])) return null;
   const list = event.choices;
   if (!Array.isArray(list) || list.length !== 1) return null;
@@ -377,8 +364,8 @@ function tokenPattern(
   const again = buf.indexOf(mark, at + 1);
   if (again >= 0 && again < end) return null;
   const open = at + mark.length;
-  const close = stringEnd(buf, open, end);
-  if (close < 0) return null;
+  const close = stringEnd(buf, open - 1) - 1;
+  if (close >= end || buf[close] !== QUOTE) return null;
   try {
     if (JSON.parse(buf.toString("utf8", open - 1, close + 1)) !== text) return null;
   } catch {
@@ -443,7 +430,7 @@ export function createCompletionRebuilder(
   let overflowed = false;
   let contentEvents = 0;
 
-  /** The pattern of a token's event, once one was seen (see the top). */
+  /** The last event parsed whole, as the pattern of a token's event; null when it is none. */
   let pattern: TokenPattern | null = null;
 
   /** One event's data; `at` = where it lies in a buffer, for the pattern of the next ones. */
@@ -493,8 +480,8 @@ export function createCompletionRebuilder(
     if ((single < 0 || single >= end) && dataField(buf, from, end)) {
       let a = from + 6;
       let b = end;
-      while (a < b && isAsciiSpace(buf[a])) a++;
-      while (b > a && isAsciiSpace(buf[b - 1])) b--;
+      while (a < b && isSpace(buf[a])) a++;
+      while (b > a && isSpace(buf[b - 1])) b--;
       if (pattern !== null && error === null) {
         const text = patternText(pattern, buf, a, b);
         if (text !== undefined) {

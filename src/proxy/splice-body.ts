@@ -18,15 +18,16 @@
  */
 
 import {
-  BACKSLASH,
   CLOSE_BRACE,
   CLOSE_BRACKET,
   COLON,
   COMMA,
+  escaped,
   isSpace,
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
+  stringEnd,
 } from "../util/json-bytes.ts";
 
 function skipSpace(buf: Buffer, i: number): number {
@@ -38,20 +39,6 @@ function skipSpace(buf: Buffer, i: number): number {
 function skipSpaceBack(buf: Buffer, end: number): number {
   while (end > 0 && isSpace(buf[end - 1])) end--;
   return end;
-}
-
-/** Whether the quote at `q` is escaped (an odd run of backslashes before it). */
-function escaped(buf: Buffer, q: number): boolean {
-  let n = 0;
-  for (let b = q - 1; buf[b] === BACKSLASH; b--) n++;
-  return n % 2 === 1;
-}
-
-/** Index just past the string whose opening quote is at `i`. */
-function stringEnd(buf: Buffer, i: number): number {
-  let q = buf.indexOf(QUOTE, i + 1);
-  while (q >= 0 && escaped(buf, q)) q = buf.indexOf(QUOTE, q + 1);
-  return q < 0 ? buf.length : q + 1;
 }
 
 /** Index of the opening quote of the string whose closing quote is at `q`. */

@@ -14,3 +14,17 @@ export const CLOSE_BRACE = 0x7d;
 export function isSpace(c: number): boolean {
   return c === 0x20 || c === LF || c === CR || c === 0x09;
 }
+
+/** Whether the quote at `q` is escaped (an odd run of backslashes before it). */
+export function escaped(buf: Buffer, q: number): boolean {
+  let n = 0;
+  for (let b = q - 1; buf[b] === BACKSLASH; b--) n++;
+  return n % 2 === 1;
+}
+
+/** Index just past the string whose opening quote is at `i` (`buf.length` when unterminated). */
+export function stringEnd(buf: Buffer, i: number): number {
+  let q = buf.indexOf(QUOTE, i + 1);
+  while (q >= 0 && escaped(buf, q)) q = buf.indexOf(QUOTE, q + 1);
+  return q < 0 ? buf.length : q + 1;
+}
