@@ -15,7 +15,7 @@
 import { request } from "node:http";
 import { parseArgs } from "node:util";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
-import { startRouter } from "../src/runtime/service.ts";
+import { startRouter } from "../src/service/service.ts";
 
 const { values: args } = parseArgs({
   options: {

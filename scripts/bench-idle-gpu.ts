@@ -16,7 +16,7 @@
 import { parseArgs } from "node:util";
 import { scaleRouterTimes } from "../src/bench/start-router-for.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
-import { startRouter } from "../src/runtime/service.ts";
+import { startRouter } from "../src/service/service.ts";
 
 const { values: args } = parseArgs({
   options: {

@@ -649,7 +649,7 @@ async function main(): Promise<void> {
   const phases = (args.phases as string).split(",") as Array<LoadCommand["kind"]>;
 
   const { resolveRouterConfig } = await import("../src/config/load-config.ts");
-  const { startRouter } = await import("../src/runtime/service.ts");
+  const { startRouter } = await import("../src/service/service.ts");
   const { silentLogger } = await import("../src/util/logger.ts");
 
   const self = new URL(import.meta.url);

@@ -1,7 +1,7 @@
 import { resolveRouterConfig } from "../config/load-config.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { Clock } from "../runtime/clock.ts";
-import { startRouter } from "../runtime/service.ts";
+import { startRouter } from "../service/service.ts";
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import type { BackendStarter, RouterStarter } from "./compare.ts";

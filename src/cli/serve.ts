@@ -8,7 +8,7 @@ import { resolveRouterConfig } from "../config/load-config.ts";
 import { ROUTER_SETTINGS } from "../config/router-config.ts";
 import { addSettingOptions, givenFlags } from "../config/setting.ts";
 import { describeBounds } from "../config/tail-preset.ts";
-import { type RouterHandle, startRouter } from "../runtime/service.ts";
+import { type RouterHandle, startRouter } from "../service/service.ts";
 import { batchedLines, createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";

@@ -16,12 +16,12 @@ import { registerUi } from "../ui/ui-routes.ts";
 import { type AccessEntry, createAccessEntry, isLogged, writeAccessLog } from "./access-log.ts";
 import { checkAdmin } from "./admin-access.ts";
 import { backendsJson, healthJson, holdJson, programJson, programsJson } from "./admin-views.ts";
+import { handleCompletion } from "./completion/handle-completion.ts";
 import { listModels } from "./models-route.ts";
 import { parseProgramId } from "./program-identity.ts";
 import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
-import { relayCompletion } from "./relay-completion.ts";
 import { requestIdOf } from "./request-id.ts";
 
 export interface AppDeps extends ProxyDeps {
@@ -98,7 +98,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.post("/v1/chat/completions", async (c) => {
-    await relayCompletion(
+    await handleCompletion(
       deps,
       "chat",
       c.env.incoming,
@@ -109,7 +109,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return RESPONSE_ALREADY_SENT;
   });
   app.post("/v1/completions", async (c) => {
-    await relayCompletion(
+    await handleCompletion(
       deps,
       "completions",
       c.env.incoming,

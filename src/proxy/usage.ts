@@ -1,4 +1,5 @@
 import type { Usage } from "../core/events.ts";
+import { isSpace } from "../util/json-bytes.ts";
 
 /** OpenAI `usage` → the core's Usage; null when absent or malformed. */
 export function usageFrom(doc: unknown): Usage | null {
@@ -20,4 +21,39 @@ export function usageFrom(doc: unknown): Usage | null {
     ?.cached_tokens;
   if (typeof cached === "number") usage.cachedTokens = cached;
   return usage;
+}
+
+/** Usage from a JSON body, parsing only the `usage` object when it can be found cheaply. */
+export function usageOfBody(body: Buffer): Usage | null {
+  const at = body.lastIndexOf('"usage"');
+  if (at >= 0) {
+    // Escaped quotes inside strings (\"usage\") cannot match; require `"usage" : {`.
+    let open = skipSpace(body, at + 7);
+    if (body[open] === 0x3a) open = skipSpace(body, open + 1); // ':'
+    if (body[open] === 0x7b) {
+      // Usage objects nest at most one level (prompt_tokens_details); find the matching brace.
+      let depth = 0;
+      for (let i = open; i < body.length; i++) {
+        const c = body[i];
+        if (c === 0x7b) depth++;
+        else if (c === 0x7d && --depth === 0) {
+          try {
+            return usageFrom({ usage: JSON.parse(body.toString("utf8", open, i + 1)) });
+          } catch {
+            break;
+          }
+        }
+      }
+    }
+  }
+  try {
+    return usageFrom(JSON.parse(body.toString("utf8")));
+  } catch {
+    return null;
+  }
+}
+
+function skipSpace(buf: Buffer, i: number): number {
+  while (i < buf.length && isSpace(buf[i])) i++;
+  return i;
 }

@@ -113,7 +113,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   });
 
   // The first tick comes before any arrival, so the core knows every capacity (tr places
-  // nothing on a backend of unknown capacity). As in the HTTP runtime (src/runtime/service.ts),
+  // nothing on a backend of unknown capacity). As in the HTTP runtime (src/service/service.ts),
   // a deadline of the core (forced resume, idle lease) between two ticks gets a tick of its
   // own, without samples.
   let deadline: TimerHandle | null = null;

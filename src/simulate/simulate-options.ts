@@ -12,7 +12,7 @@ import {
 } from "../config/setting.ts";
 import { settleBounds } from "../config/tail-preset.ts";
 import { duration, integer, listOf, listOfItems } from "../config/values.ts";
-import { schedulerConfigOf } from "../runtime/service.ts";
+import { schedulerConfigOf } from "../service/service.ts";
 import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";

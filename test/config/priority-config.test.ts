@@ -5,7 +5,7 @@ import { resolveRouterConfig } from "../../src/config/load-config.ts";
 import { DEFAULT_CLASS_SETTINGS, resolvePriorityConfig } from "../../src/core/api.ts";
 import { createScheduler } from "../../src/core/scheduler.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { schedulerConfigOf } from "../../src/runtime/service.ts";
+import { schedulerConfigOf } from "../../src/service/service.ts";
 
 const yaml = (text: string) => ({ configFile: "/c.yaml", readFile: () => text });
 

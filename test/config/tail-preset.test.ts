@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolveRouterConfig } from "../../src/config/load-config.ts";
 import { describeBounds, TAIL_PRESETS } from "../../src/config/tail-preset.ts";
-import { schedulerConfigOf } from "../../src/runtime/service.ts";
+import { schedulerConfigOf } from "../../src/service/service.ts";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 
 const bounds = (c: { ageingMs?: number; maxPauseMs?: number }) => [c.ageingMs, c.maxPauseMs];

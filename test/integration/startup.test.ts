@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { test } from "node:test";
 import { resolveRouterConfig } from "../../src/config/load-config.ts";
 import { createManualClock } from "../../src/runtime/clock.ts";
-import { startRouter } from "../../src/runtime/service.ts";
+import { startRouter } from "../../src/service/service.ts";
 import { silentLogger } from "../../src/util/logger.ts";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
 

@@ -106,7 +106,7 @@ test("a forced resume fires at its deadline between two ticks, as the HTTP runti
   });
   assert.ok(report.scheduler.forcedResumes > 0, "want forced resumes with a 7 s max pause");
   const waits = records.steps.map((s) => s.pausedMs);
-  // The tick after a request parks arms its deadline (src/runtime/service.ts), so it is
+  // The tick after a request parks arms its deadline (src/service/service.ts), so it is
   // forced at exactly 7 s, not at the next 5 s tick (10 s).
   assert.ok(
     waits.some((w) => Math.abs(w - 7000) < 1e-3),

@@ -10,7 +10,7 @@ import {
   type RouterHandle,
   type StartRouterOptions,
   startRouter,
-} from "../../../src/runtime/service.ts";
+} from "../../../src/service/service.ts";
 import { silentLogger } from "../../../src/util/logger.ts";
 
 export interface TestRouter extends RouterHandle {

@@ -3,10 +3,11 @@
  * YAML `sim:` block as their options (read by the block's schema into `startSimBackend`'s). They
  * run on the router's clock, so a test's manual or virtual clock drives their engines too.
  */
+
+import type { Clock } from "../runtime/clock.ts";
 import type { RawSimBackendOptions } from "../sim-server/options.ts";
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import type { Logger } from "../util/logger.ts";
-import type { Clock } from "./clock.ts";
 
 export interface StartedSims {
   urls: string[];

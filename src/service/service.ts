@@ -26,14 +26,19 @@ import { createCallerResolver } from "../proxy/caller.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
+import { type Clock, type TimerHandle, wallClock } from "../runtime/clock.ts";
+import { createInflightTracker } from "../runtime/inflight-tracker.ts";
+import {
+  combineHooks,
+  createRunLoop,
+  type RunLoop,
+  type RunLoopHooks,
+} from "../runtime/run-loop.ts";
+import { createTicker, type Ticker } from "../runtime/ticker.ts";
 import { createUiFeed } from "../ui/ui-feed.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
-import { type Clock, type TimerHandle, wallClock } from "./clock.ts";
-import { createInflightTracker } from "./inflight-tracker.ts";
 import { prioritiesInForce } from "./priorities-in-force.ts";
-import { combineHooks, createRunLoop, type RunLoop, type RunLoopHooks } from "./run-loop.ts";
 import { startSimBackends } from "./sim-backends.ts";
-import { createTicker, type Ticker } from "./ticker.ts";
 
 export interface StartRouterOptions {
   logger?: Logger;

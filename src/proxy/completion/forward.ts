@@ -1,0 +1,84 @@
+/**
+ * The forward step: one granted request goes to its backend, and the backend's head decides,
+ * in one place, how its answer reaches the client:
+ * - a stream the client asked for is relayed event by event (relayed-answer.ts);
+ * - a stream for a client that asked for a plain answer is rebuilt into it (rebuilt-answer.ts);
+ * - any other body (an error, or a request that went as the client sent it) is gathered and
+ *   relayed whole once complete (whole-answer.ts), so one that breaks half-way can still
+ *   become a clean error envelope.
+ * Status and headers pass through as the backend sent them (hop-by-hop headers aside), written
+ * straight to Node's ServerResponse with backpressure.
+ *
+ * The call ends one of four ways, each settling the returned promise once: the backend finished
+ * (→ outcome), the backend failed, the client left (→ client_closed), or maitred cancelled it
+ * (core `cancel`). The failures reject with a ForwardError carrying the classification.
+ *
+ * With priorities on, nothing is written (not even an SSE head) until the core commits the
+ * request's first byte (`commit`): a request preempted before that is answered by its cancel
+ * with a plain 503 envelope rather than a broken stream.
+ *
+ * A stream that was held has its SSE head out already (held-stream.ts): what the head would
+ * have said becomes a comment before the first event, and a body the backend sent instead of
+ * a stream becomes an event.
+ */
+import type { RequestOutcome } from "../../core/events.ts";
+import { Errors } from "../../errors.ts";
+import type { RequestFlow } from "../../runtime/request-flow.ts";
+import type { Grant, PendingRequest } from "../../runtime/request-table.ts";
+import { forwardRequestHeaders } from "../headers.ts";
+import { ENDPOINT_PATHS, type PreparedRequest } from "../prepare-request.ts";
+import type { ProxyDeps } from "../proxy-deps.ts";
+import { callUpstream } from "../upstream-call.ts";
+import type { Client } from "./attempt.ts";
+import { RebuiltAnswer } from "./rebuilt-answer.ts";
+import { RelayedAnswer } from "./relayed-answer.ts";
+import { type Answer, type Head, Trip } from "./trip.ts";
+import { WholeAnswer } from "./whole-answer.ts";
+
+export function forward(
+  deps: ProxyDeps,
+  req: PreparedRequest,
+  grant: Grant,
+  flow: RequestFlow,
+  pending: PendingRequest,
+  client: Client,
+): Promise<RequestOutcome> {
+  const upstream = deps.upstreams.get(grant.backendId);
+  if (!upstream)
+    return Promise.reject(Errors.internal(`Scheduler chose unknown backend ${grant.backendId}`));
+  return new Promise<RequestOutcome>((resolve, reject) => {
+    const trip = new Trip(
+      deps,
+      req,
+      grant,
+      flow,
+      pending,
+      client.outgoing,
+      client.held,
+      pickAnswer,
+    );
+    trip.resolve = resolve;
+    trip.reject = reject;
+    trip.call = callUpstream(
+      upstream,
+      {
+        path: ENDPOINT_PATHS[req.endpoint],
+        headers: forwardRequestHeaders(client.incoming.headers, req.body.length, client.requestId),
+        body: req.body,
+      },
+      trip,
+    );
+    pending.onCancel = trip.abort;
+    client.outgoing.on("close", trip.onClientClose);
+    if (pending.cancelReason) trip.abort(pending.cancelReason);
+    else if (client.outgoing.destroyed) trip.abort(Errors.clientClosed());
+  });
+}
+
+/** The one place the backend's head decides how its answer reaches the client. */
+function pickAnswer(trip: Trip, head: Head, sse: boolean): Answer {
+  const { req } = trip;
+  if (sse && req.rebuild !== null) return new RebuiltAnswer(trip, head, req.rebuild);
+  if (sse && req.stream) return new RelayedAnswer(trip, head);
+  return new WholeAnswer(trip, head);
+}
