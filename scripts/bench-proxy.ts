@@ -60,6 +60,7 @@ import {
   markdownTable,
   type RouterProcess,
   runTokenLoad,
+  startHttpRelay,
   startRouterProcess,
   startTcpRelay,
   tokenRequestBody,
@@ -434,6 +435,10 @@ interface TokenRow extends TokenCase {
   relay_cpu_us_per_event: number | null;
   /** SSE events the upstream wrote per request through the relay (no usage event added). */
   relay_events_per_request: number;
+  /** The same load through the bare HTTP relay (http-relay.ts): Node's server and undici. */
+  http_relay_cpu_us_per_request: number;
+  http_relay_cpu_us_per_event: number | null;
+  http_relay_events_per_request: number;
 }
 
 type Load = (
@@ -502,6 +507,7 @@ async function measureTokens(
     routerProfileDir,
   );
   const relay = await startTcpRelay(upstream.url);
+  const httpRelay = await startHttpRelay(upstream.url);
   /** CPU seconds of `p` and the upstream's counters over one load through it. */
   const measured = async (p: RouterProcess, c: TokenCase) => {
     const s0: UpstreamStats = await upstream.stats();
@@ -518,7 +524,7 @@ async function measureTokens(
   };
   try {
     await checkAnswers(upstream.url, router.url);
-    for (const url of [upstream.url, router.url, relay.url])
+    for (const url of [upstream.url, router.url, relay.url, httpRelay.url])
       for (const stream of [false, true])
         await load({ kind: "tokens", url, stream, tokens: 64, connections: 16, seconds: 1 });
     const rows: TokenRow[] = [];
@@ -526,6 +532,7 @@ async function measureTokens(
       const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
       const via = await measured(router, c);
       const bare = await measured(relay, c);
+      const http = await measured(httpRelay, c);
       rows.push({
         upstream: name,
         ...c,
@@ -541,12 +548,16 @@ async function measureTokens(
         relay_cpu_us_per_request: (bare.cpu / bare.requests) * 1e6,
         relay_cpu_us_per_event: bare.events > 0 ? (bare.cpu / bare.events) * 1e6 : null,
         relay_events_per_request: bare.events / bare.requests,
+        http_relay_cpu_us_per_request: (http.cpu / http.requests) * 1e6,
+        http_relay_cpu_us_per_event: http.events > 0 ? (http.cpu / http.events) * 1e6 : null,
+        http_relay_events_per_request: http.events / http.requests,
       });
     }
     return rows;
   } finally {
     await router.close();
     await relay.close();
+    await httpRelay.close();
   }
 }
 
@@ -564,6 +575,8 @@ function tokensTable(rows: TokenRow[]): string {
       "**router CPU µs/event**",
       "TCP relay µs/request",
       "TCP relay µs/event",
+      "HTTP relay µs/request",
+      "HTTP relay µs/event",
       "events/request",
       "upstream writes/request",
       "router CPU busy",
@@ -580,6 +593,8 @@ function tokensTable(rows: TokenRow[]): string {
       `**${r.cpu_us_per_event.toFixed(2)}**`,
       grouped(r.relay_cpu_us_per_request, 1),
       r.relay_cpu_us_per_event === null ? "–" : r.relay_cpu_us_per_event.toFixed(2),
+      grouped(r.http_relay_cpu_us_per_request, 1),
+      r.http_relay_cpu_us_per_event === null ? "–" : r.http_relay_cpu_us_per_event.toFixed(2),
       (r.events / r.requests).toFixed(0),
       (r.writes / r.requests).toFixed(0),
       `${Math.round((r.router_cpu_s / r.router_seconds) * 100)} %`,
@@ -611,7 +626,12 @@ function marginalLines(rows: TokenRow[]): string {
         const bare =
           (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) /
           (b.relay_events_per_request - a.relay_events_per_request);
-        parts.push(`the bare TCP relay streamed ${bare.toFixed(2)} µs`);
+        const http =
+          (b.http_relay_cpu_us_per_request - a.http_relay_cpu_us_per_request) /
+          (b.http_relay_events_per_request - a.http_relay_events_per_request);
+        parts.push(
+          `the bare TCP relay streamed ${bare.toFixed(2)} µs, the bare HTTP relay ${http.toFixed(2)} µs`,
+        );
       }
     }
     if (parts.length > 0) out.push(`- \`${upstream}\`: ${parts.join(", ")}`);
@@ -730,7 +750,7 @@ async function main(): Promise<void> {
       `\`${["node scripts/bench-proxy.ts", ...process.argv.slice(2)].join(" ")}\`, ${new Date().toISOString().slice(0, 10)}: \`maitred serve ${routerArgs.join(" ")}\` in its own process, load from another, ${tokenSeconds} s per run; vLLM-like engine steps every ${Number(intervalMs) > 0 ? `${intervalMs} ms` : "turn of its event loop"}.`,
     );
     console.log(
-      "Router CPU: utime + stime of the router process (/proc/<pid>/stat) over its run. Events: SSE events the upstream wrote for those requests (role, tokens, usage, [DONE]). TCP relay: the same load through scripts/tcp-relay.ts; a plain answer passes it as one body, so only its streamed rows show what reading every event costs.",
+      "Router CPU: utime + stime of the router process (/proc/<pid>/stat) over its run. Events: SSE events the upstream wrote for those requests (role, tokens, usage, [DONE]). TCP relay: the same load through scripts/tcp-relay.ts, which copies bytes; HTTP relay: through scripts/http-relay.ts, Node's HTTP server and an undici pool with nothing between them, the floor of a proxy built as maitred is. A plain answer passes both relays as one body (they forward the request as it came), so only their streamed rows show what reading every event costs.",
     );
     if (args["router-cpu-profile-dir"] !== undefined)
       console.log("The router ran under the CPU profiler: its CPU figures include the profiler's.");

@@ -70,15 +70,28 @@ export async function startRouterProcess(
 }
 
 const TCP_RELAY = fileURLToPath(new URL("./tcp-relay.ts", import.meta.url));
+const HTTP_RELAY = fileURLToPath(new URL("./http-relay.ts", import.meta.url));
 
 /** tcp-relay.ts in front of `upstreamUrl`, in its own process: the floor of any Node proxy. */
 export function startTcpRelay(upstreamUrl: string): Promise<RouterProcess> {
-  const child = spawn(process.execPath, [TCP_RELAY, new URL(upstreamUrl).host], {
+  return startRelay(TCP_RELAY, new URL(upstreamUrl).host, "TCP relay");
+}
+
+/**
+ * http-relay.ts in front of `upstreamUrl`, in its own process: the floor of a proxy built on
+ * Node's HTTP server and undici, as maitred is.
+ */
+export function startHttpRelay(upstreamUrl: string): Promise<RouterProcess> {
+  return startRelay(HTTP_RELAY, upstreamUrl, "HTTP relay");
+}
+
+function startRelay(script: string, arg: string, name: string): Promise<RouterProcess> {
+  const child = spawn(process.execPath, [script, arg], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   return new Promise((resolve, reject) => {
     child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`TCP relay exited (${code})`)));
+    child.once("exit", (code) => reject(new Error(`${name} exited (${code})`)));
     child.stdout.once("data", (line: Buffer) => {
       const { url } = JSON.parse(line.toString()) as { url: string };
       const pid = child.pid as number;

@@ -84,7 +84,7 @@ export function answerText(n: number): string {
 /** Prompt tokens: roughly four bytes of request body per token, as for English text. */
 const promptTokensOf = (bodyBytes: number) => Math.max(1, Math.round(bodyBytes / 4));
 
-interface ChatRequest {
+export interface ChatRequest {
   tokens: number;
   stream: boolean;
   includeUsage: boolean;
@@ -113,7 +113,7 @@ function parseChatRequest(raw: Buffer): ChatRequest {
  * event, events 1..n the tokens (the last with its finish reason), then usage if asked, then
  * `[DONE]`.
  */
-class StreamEvents {
+export class StreamEvents {
   readonly total: number;
   private readonly head: string;
   private readonly req: ChatRequest;

@@ -27,9 +27,10 @@ const FORBIDDEN: Record<string, string[]> = {
   runtime: ["proxy", "service", "simulate", "cli"],
   proxy: ["service", "simulate", "cli"],
   service: ["cli"],
+  simulate: ["proxy", "service", "cli"],
 };
 
-test("imports run down the layers: core ← runtime ← proxy ← service ← cli", () => {
+test("imports run down the layers: core ← runtime ← proxy ← service ← cli; simulate beside proxy", () => {
   const all = imports();
   assert.ok(all.length > 100, `found only ${all.length} imports; the scan is broken`);
   const wrong = all.filter(([from, to]) => FORBIDDEN[top(from)]?.includes(top(to)));
@@ -48,4 +49,14 @@ test("the core imports nothing outside itself but the error types, which import 
     wrong.map(([from, to]) => `${from} → ${to}`),
     [],
   );
+});
+
+test("the core uses no Node module and no package: it is pure", () => {
+  const wrong: string[] = [];
+  for (const file of globSync("core/**/*.ts", { cwd: src })) {
+    const text = readFileSync(join(src, file), "utf8");
+    for (const m of text.matchAll(/^(?:import|export)[^;]*?from "([^."][^"]*)"/gms))
+      wrong.push(`${file} → ${m[1]}`);
+  }
+  assert.deepEqual(wrong, []);
 });

@@ -12,8 +12,8 @@ import type { BackendMetricsClient } from "../backends/metrics-client.ts";
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
-import { corePriorityOf } from "../config/priority-section.ts";
 import type { RouterConfig } from "../config/router-config.ts";
+import { schedulerConfigOf } from "../config/scheduler-settings.ts";
 import { describeBounds } from "../config/tail-preset.ts";
 import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
@@ -72,31 +72,6 @@ const MIN_DEADLINE_RETRY_MS = 1000;
  * then is slow, and waiting longer would only age the others' figures.
  */
 const ROUND_WAIT_SHARE = 0.25;
-
-function trSettingsOf(config: RouterConfig): SchedulerConfig {
-  return {
-    mode: config.router,
-    placement: config.placement,
-    actingTokenWeight: config.actingTokenWeight,
-    useActingTokenDecay: config.useActingTokenDecay,
-    bufferPerProgram: config.bufferPerProgram,
-    growthHeadroomSteps: config.growthHeadroomSteps,
-    ageingMs: config.ageingMs,
-    lendAfterToolTimes: config.lendAfterToolTimes,
-    lendMaxHoldMs: config.lendMaxHoldMs,
-    maxPauseMs: config.maxPauseMs,
-    idleTimeoutMs: config.idleTimeoutMs,
-    progressIntervalTokens: config.progressIntervalTokens,
-    unhealthyAfterFailures: config.unhealthyAfterFailures,
-  };
-}
-
-/** The scheduler's settings from the router's; `priority` only when priorities are asked for. */
-export function schedulerConfigOf(config: RouterConfig): SchedulerConfig {
-  const priority = corePriorityOf(config.priority, config.queuePolicy, config.priorityPolicy);
-  const base = trSettingsOf(config);
-  return priority === undefined ? base : { ...base, priority };
-}
 
 export async function startRouter(
   config: RouterConfig,

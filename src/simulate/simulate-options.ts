@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { COMMON_BENCH_SETTINGS, REPORT_SETTINGS, runBounds } from "../bench/bench-options.ts";
 import { DEFAULT_PRIORITY, type PriorityValue } from "../config/priority-section.ts";
 import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "../config/router-config.ts";
+import { schedulerConfigOf } from "../config/scheduler-settings.ts";
 import {
   camel,
   parseSetting,
@@ -12,7 +13,6 @@ import {
 } from "../config/setting.ts";
 import { settleBounds } from "../config/tail-preset.ts";
 import { duration, integer, listOf, listOfItems } from "../config/values.ts";
-import { schedulerConfigOf } from "../service/service.ts";
 import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";

@@ -197,7 +197,7 @@ test("the commented example in config/ is a valid configuration", () => {
 });
 
 test("headroom and ageing knobs reach the scheduler; ageing 0 turns it off", async () => {
-  const { schedulerConfigOf } = await import("../../src/service/service.ts");
+  const { schedulerConfigOf } = await import("../../src/config/scheduler-settings.ts");
   const c = resolveRouterConfig({
     flags: { "growth-headroom-steps": "0", ageing: "0" },
     env: { MAITRED_BUFFER_PER_PROGRAM: "250" },

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { resolveRouterConfig } from "../../src/config/load-config.ts";
+import { schedulerConfigOf } from "../../src/config/scheduler-settings.ts";
 import { DEFAULT_CLASS_SETTINGS, resolvePriorityConfig } from "../../src/core/api.ts";
 import { createScheduler } from "../../src/core/scheduler.ts";
 import { ConfigError } from "../../src/errors.ts";
-import { schedulerConfigOf } from "../../src/service/service.ts";
 
 const yaml = (text: string) => ({ configFile: "/c.yaml", readFile: () => text });
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { resolveRouterConfig } from "../../src/config/load-config.ts";
+import { schedulerConfigOf } from "../../src/config/scheduler-settings.ts";
 import { describeBounds, TAIL_PRESETS } from "../../src/config/tail-preset.ts";
-import { schedulerConfigOf } from "../../src/service/service.ts";
 import { resolveTrKnobs } from "../../src/simulate/simulate-options.ts";
 
 const bounds = (c: { ageingMs?: number; maxPauseMs?: number }) => [c.ageingMs, c.maxPauseMs];

@@ -55,7 +55,7 @@ export class RebuiltAnswer implements Answer {
       trip.fail({ error, outcome: "upstream_error", kind: "stream" });
       return;
     }
-    if (rebuilder.contentEvents === 0 && !trip.commit()) {
+    if (rebuilder.contentEvents === 0 && trip.gated && !trip.flow.commit()) {
       trip.fail(
         classifyFailure(null, trip.pending.cancelReason ?? Errors.preempted(), backendId, true),
       );

@@ -16,7 +16,10 @@ import type { Attempt, Client } from "./attempt.ts";
 
 type Arrival = Extract<SchedulerEvent, { kind: "request_arrived" }>;
 
-/** Tell the core of the try and wait for its grant; a refusal or a client gone throws. */
+/**
+ * Tell the core of the try: its grant at once, or a promise of it, which rejects when the core
+ * refuses the request or the client leaves.
+ */
 export function seat(
   deps: ProxyDeps,
   req: PreparedRequest,

@@ -48,9 +48,13 @@ export class Trip implements UpstreamSink {
   ok = false;
   /** The core refused the commit: the request was cancelled and nothing may be written. */
   refused = false;
-  /** Set by `forward` right after construction. */
+  /** Set by `forward` before the call starts. */
   resolve!: (outcome: RequestOutcome) => void;
   reject!: (err: ForwardError) => void;
+  /**
+   * Set once `callUpstream` returns. undici may report an error from within that call, before:
+   * `onError` does not use it, and nothing else can run until the call is made.
+   */
   call!: UpstreamCall;
   head: Head | null = null;
   private answer: Answer | null = null;
@@ -163,16 +167,20 @@ export class Trip implements UpstreamSink {
   }
 
   onData(chunk: Buffer): void {
-    (this.answer as Answer).data(chunk);
+    this.answer?.data(chunk);
   }
 
   onEnd(): void {
     this.stopListening();
     if (this.answer !== null) this.answer.end();
+    // undici ends a response only after its head, so this is not expected; should it happen,
+    // it is the backend's broken answer, neither a connection to retry nor an empty 200.
     else
-      this.fail(
-        classifyFailure(new Error("no answer"), this.abortReason, this.grant.backendId, false),
-      );
+      this.fail({
+        error: Errors.backendIncomplete(this.grant.backendId),
+        outcome: "upstream_error",
+        kind: "stream",
+      });
   }
 
   onError(err: Error): void {
