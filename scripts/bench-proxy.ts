@@ -429,7 +429,8 @@ interface TokenRow extends TokenCase {
   events: number;
   writes: number;
   cpu_us_per_request: number;
-  cpu_us_per_event: number;
+  /** null when the upstream wrote no event (a plain answer relayed as it came). */
+  cpu_us_per_event: number | null;
   /** The same load through the bare TCP relay (tcp-relay.ts): its CPU per request and event. */
   relay_cpu_us_per_request: number;
   relay_cpu_us_per_event: number | null;
@@ -544,7 +545,7 @@ async function measureTokens(
         events: via.events,
         writes: via.writes,
         cpu_us_per_request: (via.cpu / via.requests) * 1e6,
-        cpu_us_per_event: (via.cpu / via.events) * 1e6,
+        cpu_us_per_event: via.events > 0 ? (via.cpu / via.events) * 1e6 : null,
         relay_cpu_us_per_request: (bare.cpu / bare.requests) * 1e6,
         relay_cpu_us_per_event: bare.events > 0 ? (bare.cpu / bare.events) * 1e6 : null,
         relay_events_per_request: bare.events / bare.requests,
@@ -590,7 +591,7 @@ function tokensTable(rows: TokenRow[]): string {
       grouped(r.router_rps),
       `${(r.router_rps / r.direct_rps).toFixed(2)}×`,
       `**${grouped(r.cpu_us_per_request, 1)}**`,
-      `**${r.cpu_us_per_event.toFixed(2)}**`,
+      r.cpu_us_per_event === null ? "–" : `**${r.cpu_us_per_event.toFixed(2)}**`,
       grouped(r.relay_cpu_us_per_request, 1),
       r.relay_cpu_us_per_event === null ? "–" : r.relay_cpu_us_per_event.toFixed(2),
       grouped(r.http_relay_cpu_us_per_request, 1),
