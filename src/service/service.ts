@@ -15,7 +15,7 @@ import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import { schedulerConfigOf } from "../config/scheduler-settings.ts";
 import { describeBounds } from "../config/tail-preset.ts";
-import type { CreateSchedulerOptions, Scheduler, SchedulerConfig } from "../core/api.ts";
+import type { CreateSchedulerOptions, Scheduler } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
