@@ -27,13 +27,9 @@ import {
   OPEN_BRACE,
   OPEN_BRACKET,
   QUOTE,
+  skipSpace,
   stringEnd,
 } from "../util/json-bytes.ts";
-
-function skipSpace(buf: Buffer, i: number): number {
-  while (i < buf.length && isSpace(buf[i])) i++;
-  return i;
-}
 
 /** Moves `end` (exclusive) back over whitespace. */
 function skipSpaceBack(buf: Buffer, end: number): number {

@@ -1,5 +1,5 @@
 import type { Usage } from "../core/events.ts";
-import { isSpace } from "../util/json-bytes.ts";
+import { skipSpace } from "../util/json-bytes.ts";
 
 /** OpenAI `usage` → the core's Usage; null when absent or malformed. */
 export function usageFrom(doc: unknown): Usage | null {
@@ -51,9 +51,4 @@ export function usageOfBody(body: Buffer): Usage | null {
   } catch {
     return null;
   }
-}
-
-function skipSpace(buf: Buffer, i: number): number {
-  while (i < buf.length && isSpace(buf[i])) i++;
-  return i;
 }

@@ -15,6 +15,12 @@ export function isSpace(c: number): boolean {
   return c === 0x20 || c === LF || c === CR || c === 0x09;
 }
 
+/** Index of the first non-whitespace byte at or after `i` (`buf.length` when none). */
+export function skipSpace(buf: Buffer, i: number): number {
+  while (i < buf.length && isSpace(buf[i])) i++;
+  return i;
+}
+
 /** Whether the quote at `q` is escaped (an odd run of backslashes before it). */
 export function escaped(buf: Buffer, q: number): boolean {
   let n = 0;
