@@ -15,7 +15,7 @@ import {
   TTFT_BUCKETS,
 } from "./histogram.ts";
 import type { RequestState } from "./request-state.ts";
-import type { EngineStats, FinishReason } from "./types.ts";
+import type { EngineStats, FinishReason, HostTierStats } from "./types.ts";
 
 export type StatsCounters = Pick<
   EngineStats,
@@ -25,6 +25,7 @@ export type StatsCounters = Pick<
   | "promptTokens"
   | "generationTokens"
   | "recomputedTokens"
+  | "hostLoadedTokens"
   | "busyTime"
   | "steps"
 >;
@@ -36,6 +37,7 @@ export interface StatsGauges {
   numUsedTokens: number;
   numFreeBlocks: number;
   numCachedBlocks: number;
+  hostTier?: HostTierStats;
 }
 
 export interface StatsRecorder {
@@ -56,6 +58,7 @@ export function createStatsRecorder(maxModelLen: number): StatsRecorder {
     promptTokens: 0,
     generationTokens: 0,
     recomputedTokens: 0,
+    hostLoadedTokens: 0,
     busyTime: 0,
     steps: 0,
   };

@@ -9,6 +9,7 @@ import { Errors } from "../errors.ts";
 import { createBlockPool } from "./block-pool.ts";
 import { createStatsRecorder } from "./engine-stats.ts";
 import { fingerprint } from "./hash.ts";
+import { createHostTier, type HostTier } from "./host-tier.ts";
 import { createKvCacheManager } from "./kv-cache-manager.ts";
 import {
   DEFAULT_MEAN_OUTPUT_TOKENS,
@@ -68,7 +69,16 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
   const counters = stats.counters;
   const queues = { running: [] as RequestState[], waiting: [] as RequestState[] };
   const byId = new Map<string, RequestState>();
-  const schedule = createScheduler(config, kv, queues, counters);
+  const tier: HostTier | null =
+    (config.kvOffloadingSize ?? 0) > 0
+      ? createHostTier({
+          sizeGiB: config.kvOffloadingSize as number,
+          blockSize: config.blockSize,
+          kvBytesPerToken: config.kvBytesPerToken as number,
+          linkBytesPerSecond: config.hostLinkBytesPerSecond as number,
+        })
+      : null;
+  const schedule = createScheduler(config, kv, queues, counters, tier);
   const batch: ScheduledBatch = { requests: [], tokens: [], preempted: false };
   const meanOutput = config.meanOutputTokens ?? DEFAULT_MEAN_OUTPUT_TOKENS;
   const shape = { tokens: 0, contextTokens: 0, attentionPairs: 0 };
@@ -104,6 +114,7 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
       if (p < r.highWater) counters.recomputedTokens += Math.min(p + n, r.highWater) - p;
       r.numComputed = p + n;
       if (r.numComputed > r.highWater) r.highWater = r.numComputed;
+      tier?.storeComputed(r);
     }
   };
 
@@ -141,6 +152,7 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
         id: r.id,
         newTokenIds: [token],
         numCachedTokens: r.numCachedTokens,
+        numLoadedTokens: r.numLoadedTokens,
         promptTokens: r.prompt.length,
         completionTokens: r.output.length,
       };
@@ -192,6 +204,7 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
       byId.delete(id);
       remove(queues.waiting, r);
       remove(queues.running, r);
+      tier?.drop(r);
       kv.free(r);
       return true;
     },
@@ -204,9 +217,16 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
       lastStepStart = now;
       schedule(now, batch);
       priceAndAdvance();
-      const duration = stepDuration(config.timing, shape);
+      let duration = stepDuration(config.timing, shape);
+      // Nothing to compute while loads are in flight: wait for the next to end, at most one
+      // weight read, so a request arriving meanwhile waits no longer than behind a decode.
+      const idle = shape.tokens === 0 && !batch.preempted && tier !== null && tier.numLoading > 0;
+      if (idle) {
+        const wait = (tier as HostTier).nextLoadDoneAt() - now;
+        duration = Math.max(duration, Math.min(wait, config.timing.tWeights));
+      }
       const outputs = emitOutputs(now + duration);
-      counters.busyTime += duration;
+      if (!idle) counters.busyTime += duration;
       counters.steps++;
       return {
         startTime: now,
@@ -228,6 +248,7 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
         numUsedTokens: (config.numGpuBlocks - 1 - free) * config.blockSize,
         numFreeBlocks: free,
         numCachedBlocks: pool.numCached(),
+        ...(tier === null ? {} : { hostTier: tier.stats() }),
       });
     },
 

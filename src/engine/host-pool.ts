@@ -7,8 +7,9 @@
  * - a store of a key already held only refreshes it; a new key takes a free block, or evicts the
  *   least recently used key that no load is reading; when every block is being read, the store
  *   is skipped (vLLM logs that it cannot store and goes on);
- * - a lookup reads the run of consecutive held keys from a block index on, and refreshes them
- *   deepest first, so a chain's root ends up the most recent and its tail is evicted first;
+ * - a lookup counts the run of consecutive held keys from a block index on; a touch refreshes a
+ *   request's held keys deepest first, so a chain's root ends up the most recent and its tail
+ *   is evicted first (vLLM touches every key of a request each time it looks the request up);
  * - a load pins the blocks it reads until it completes, so no store evicts them meanwhile.
  *
  * Keys are numbers (the engine's block hashes); insertion order of a Map is the LRU order.
@@ -27,9 +28,11 @@ export interface HostPool {
   store(hash: number): boolean;
   /**
    * How many consecutive keys, `hashAt(from)`, `hashAt(from + 1)`, … up to `to` (exclusive),
-   * the pool holds; those found are refreshed, deepest first.
+   * the pool holds. Changes nothing.
    */
-  lookup(hashAt: (index: number) => number, from: number, to: number): number;
+  count(hashAt: (index: number) => number, from: number, to: number): number;
+  /** Refresh the held keys among `hashAt(from)` … `hashAt(to − 1)`, deepest first. */
+  touch(hashAt: (index: number) => number, from: number, to: number): void;
   /** A load starts reading these keys (each must be held): none can be evicted until `unpin`. */
   pin(hashes: readonly number[]): void;
   unpin(hashes: readonly number[]): void;
@@ -81,11 +84,16 @@ export function createHostPool(capacity: number): HostPool {
       blocks.set(hash, 0);
       return true;
     },
-    lookup(hashAt, from, to) {
+    count(hashAt, from, to) {
       let n = 0;
       while (from + n < to && blocks.has(hashAt(from + n))) n++;
-      for (let i = n - 1; i >= 0; i--) refresh(hashAt(from + i));
       return n;
+    },
+    touch(hashAt, from, to) {
+      for (let i = to - 1; i >= from; i--) {
+        const hash = hashAt(i);
+        if (blocks.has(hash)) refresh(hash);
+      }
     },
     pin(hashes) {
       for (const h of hashes) {

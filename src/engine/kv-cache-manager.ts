@@ -19,8 +19,16 @@ export interface KvCacheManager {
    * (admission only). False, with nothing changed, when the free queue cannot cover them.
    * On success `r.numComputed` includes the hits, and full blocks are registered in the
    * prefix cache as soon as they are scheduled (hash published before the forward pass).
+   * With `cacheNow` false (a load from the host tier) the new blocks are registered only by
+   * the request's next allocation, once their KV has arrived.
    */
-  allocateSlots(r: RequestState, n: number, hits: readonly number[], numHits: number): boolean;
+  allocateSlots(
+    r: RequestState,
+    n: number,
+    hits: readonly number[],
+    numHits: number,
+    cacheNow?: boolean,
+  ): boolean;
   /** Release `r`'s blocks (hashes stay on the blocks, so the prefix remains hittable). */
   free(r: RequestState): void;
 }
@@ -48,7 +56,7 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
       return out.length;
     },
 
-    allocateSlots(r, n, hits, numHits) {
+    allocateSlots(r, n, hits, numHits, cacheNow = true) {
       const computed = r.numComputed + numHits * blockSize;
       const held = r.blocks.length + numHits;
       const needed = Math.max(0, Math.ceil((computed + n) / blockSize) - held);
@@ -65,7 +73,7 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
       }
       if (needed > 0) pool.allocate(needed, r.blocks);
 
-      if (enablePrefixCaching) {
+      if (enablePrefixCaching && cacheNow) {
         const full = Math.floor((computed + n) / blockSize);
         for (let i = r.numRegistered; i < full; i++) {
           pool.register(r.blocks[i], blockHash(r, i, blockSize));

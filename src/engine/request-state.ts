@@ -30,8 +30,16 @@ export interface RequestState {
   readonly hashes: number[];
   /** Leading blocks of `blocks` already offered to the prefix cache. */
   numRegistered: number;
-  /** Prefix-cache hit tokens at first admission; −1 before it. */
+  /** Prefix-cache hit tokens at first admission (GPU hits and host loads); −1 before it. */
   numCachedTokens: number;
+  /** Of those, tokens loaded from the host tier. */
+  numLoadedTokens: number;
+  /** Leading full blocks already copied to the host tier (or got as hits, never copied). */
+  numStored: number;
+  /** When the host → GPU load this request waits for ends; NaN when it waits for none. */
+  loadDoneAt: number;
+  /** Host keys the load reads (pinned until it ends); null when not loading. */
+  loadKeys: number[] | null;
   numPreemptions: number;
   firstScheduledTime: number;
   firstTokenTime: number;
@@ -65,6 +73,10 @@ export function createRequestState(
     hashes: [],
     numRegistered: 0,
     numCachedTokens: -1,
+    numLoadedTokens: 0,
+    numStored: 0,
+    loadDoneAt: Number.NaN,
+    loadKeys: null,
     numPreemptions: 0,
     firstScheduledTime: Number.NaN,
     firstTokenTime: Number.NaN,

@@ -10,12 +10,16 @@
  *   2. WAITING requests, only if step 1 preempted nobody, while running < max_num_seqs and
  *      budget remains: prefix lookup, then min(rest of prompt, budget) tokens (chunked
  *      prefill). The first request that does not fit ends admission (head-of-line blocking).
+ *      With a host tier (host-tier.ts), a request whose prefix continues in host memory gets
+ *      its blocks and starts a load instead, and is passed over until the load has ended.
  *
  * Prefix-cache query/hit counters move at first admission only (preempted requests'
- * lookups are not exported).
+ * lookups are not exported); the host tier's lookups count at every admission from nothing
+ * computed, as vLLM counts its connector's.
  */
 
 import type { StatsCounters } from "./engine-stats.ts";
+import type { HostTier } from "./host-tier.ts";
 import type { KvCacheManager } from "./kv-cache-manager.ts";
 import { numTokens, type RequestState } from "./request-state.ts";
 import type { EngineConfig } from "./types.ts";
@@ -39,9 +43,21 @@ export function createScheduler(
   kv: KvCacheManager,
   queues: SchedulerQueues,
   counters: StatsCounters,
+  tier: HostTier | null,
 ) {
   const hitScratch: number[] = [];
   const blockSize = config.blockSize;
+
+  /** Prefix-cache counters at an allocation from nothing computed (GPU ones: first only). */
+  const admitted = (r: RequestState, hitTokens: number, loadedTokens: number) => {
+    tier?.recordLookup(numTokens(r) - hitTokens, loadedTokens);
+    if (r.numCachedTokens >= 0) return;
+    r.numCachedTokens = hitTokens + loadedTokens;
+    r.numLoadedTokens = loadedTokens;
+    counters.prefixCacheQueries += numTokens(r);
+    counters.prefixCacheHits += hitTokens;
+    counters.hostLoadedTokens += loadedTokens;
+  };
 
   const preempt = (victim: RequestState) => {
     kv.free(victim);
@@ -85,21 +101,43 @@ export function createScheduler(
     }
 
     // Case 2: admissions, never in a step that preempted.
+    tier?.endLoads(now);
     if (batch.preempted) return;
-    while (waiting.length > 0 && budget > 0 && running.length < config.maxNumSeqs) {
-      const r = waiting[0];
-      const hitBlocks = kv.findCachedBlocks(r, hitScratch);
-      const hitTokens = hitBlocks * blockSize;
-      const n = Math.min(numTokens(r) - hitTokens, budget);
-      if (!kv.allocateSlots(r, n, hitScratch, hitBlocks)) break;
-      waiting.shift();
-      running.push(r);
-      if (r.numCachedTokens < 0) {
-        r.numCachedTokens = hitTokens;
-        r.firstScheduledTime = now;
-        counters.prefixCacheQueries += numTokens(r);
-        counters.prefixCacheHits += hitTokens;
+    let i = 0;
+    while (i < waiting.length && budget > 0 && running.length < config.maxNumSeqs) {
+      const r = waiting[i];
+      // A request waiting for its load is passed over; it blocks no one behind it.
+      if (r.loadDoneAt > now) {
+        i++;
+        continue;
       }
+      let hitBlocks = 0;
+      let hits: readonly number[] = NO_HITS;
+      if (r.numComputed === 0) {
+        hitBlocks = kv.findCachedBlocks(r, hitScratch);
+        hits = hitScratch;
+        const hitTokens = hitBlocks * blockSize;
+        const hostBlocks =
+          tier === null ? 0 : tier.match(r, hitBlocks, Math.floor((numTokens(r) - 1) / blockSize));
+        if (hostBlocks > 0) {
+          // Room for the hit and the load now; the rest is scheduled once the load has ended.
+          const loaded = hostBlocks * blockSize;
+          if (!kv.allocateSlots(r, loaded, hits, hitBlocks, false)) break;
+          r.numComputed = hitTokens + loaded;
+          r.numStored = hitBlocks + hostBlocks;
+          tier?.startLoad(r, hitBlocks, hostBlocks, now);
+          admitted(r, hitTokens, loaded);
+          i++;
+          continue;
+        }
+        r.numStored = hitBlocks;
+      }
+      const n = Math.min(numTokens(r) - r.numComputed - hitBlocks * blockSize, budget);
+      if (!kv.allocateSlots(r, n, hits, hitBlocks)) break;
+      if (hits !== NO_HITS) admitted(r, hitBlocks * blockSize, 0);
+      if (Number.isNaN(r.firstScheduledTime)) r.firstScheduledTime = now;
+      waiting.splice(i, 1);
+      running.push(r);
       batch.requests.push(r);
       batch.tokens.push(n);
       budget -= n;

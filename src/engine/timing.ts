@@ -41,7 +41,19 @@ export interface TimingProfile {
   /** Realistic KV capacity in blocks of DEFAULT_BLOCK_SIZE tokens (block 0 included). */
   numGpuBlocks: number;
   maxModelLen: number;
+  /** KV bytes per token: 2 (K and V) × layers × KV heads × head size × 2 bytes (BF16). */
+  kvBytesPerToken: number;
+  /** Host link bandwidth each way for the host KV tier (bytes/s), all the model's GPUs together. */
+  hostLinkBytesPerSecond: number;
 }
+
+/**
+ * One H100's host link for KV copies: vLLM's offloading write-up measured about 50 GB/s in
+ * either direction alone over PCIe Gen5 x16 with 2 MB blocks (83.4 GB/s both ways at once;
+ * https://blog.vllm.ai/2026/01/08/kv-offloading-connector.html). The model charges each
+ * direction 50 GB/s.
+ */
+const H100_HOST_LINK = 50e9;
 
 /** vLLM engine defaults (max_num_seqs 256 as in releases before the ≥70 GiB bump). */
 export const DEFAULT_BLOCK_SIZE = 16;
@@ -62,6 +74,8 @@ export const TIMING_PROFILES: Readonly<Record<string, TimingProfile>> = {
     timing: { tFixed: 0.8 * MS, tWeights: 5.6 * MS, b: 22 * US, c: 70 * NS, d: 1.2 * NS },
     numGpuBlocks: 25_600,
     maxModelLen: 131_072,
+    kvBytesPerToken: 2 * 32 * 8 * 128 * 2,
+    hostLinkBytesPerSecond: H100_HOST_LINK,
   },
   "qwen3-8b-h100": {
     name: "qwen3-8b-h100",
@@ -70,6 +84,8 @@ export const TIMING_PROFILES: Readonly<Record<string, TimingProfile>> = {
     timing: { tFixed: 0.8 * MS, tWeights: 5.7 * MS, b: 22 * US, c: 80 * NS, d: 1.3 * NS },
     numGpuBlocks: 22_500,
     maxModelLen: 40_960,
+    kvBytesPerToken: 2 * 36 * 8 * 128 * 2,
+    hostLinkBytesPerSecond: H100_HOST_LINK,
   },
   "qwen3-32b-h100": {
     name: "qwen3-32b-h100",
@@ -78,6 +94,8 @@ export const TIMING_PROFILES: Readonly<Record<string, TimingProfile>> = {
     timing: { tFixed: 1.0 * MS, tWeights: 11.5 * MS, b: 55 * US, c: 140 * NS, d: 4.7 * NS },
     numGpuBlocks: 8_400,
     maxModelLen: 40_960,
+    kvBytesPerToken: 2 * 64 * 8 * 128 * 2,
+    hostLinkBytesPerSecond: H100_HOST_LINK,
   },
   "qwen3-32b-h100-tp2": {
     name: "qwen3-32b-h100-tp2",
@@ -86,6 +104,8 @@ export const TIMING_PROFILES: Readonly<Record<string, TimingProfile>> = {
     timing: { tFixed: 1.5 * MS, tWeights: 11.5 * MS, b: 55 * US, c: 70 * NS, d: 2.3 * NS },
     numGpuBlocks: 17_200,
     maxModelLen: 40_960,
+    kvBytesPerToken: 2 * 64 * 8 * 128 * 2,
+    hostLinkBytesPerSecond: 2 * H100_HOST_LINK, // each GPU copies its half of the heads over its own link
   },
 };
 
@@ -139,6 +159,8 @@ export function engineConfigFromProfile(
     maxModelLen: profile.maxModelLen,
     enablePrefixCaching: true,
     seed: 0,
+    kvBytesPerToken: profile.kvBytesPerToken,
+    hostLinkBytesPerSecond: profile.hostLinkBytesPerSecond,
     ...defined,
     timing: profile.timing,
   };

@@ -33,6 +33,15 @@ export interface EngineConfig {
    * EOS); default DEFAULT_MEAN_OUTPUT_TOKENS in src/engine/output-sampler.ts.
    */
   meanOutputTokens?: number;
+  /** KV bytes one token takes on the GPU, all layers and ranks (sizes the host tier's blocks). */
+  kvBytesPerToken?: number;
+  /**
+   * Host memory for KV in GiB, all ranks together (vLLM `--kv-offloading-size` with the
+   * native backend); absent or 0: no host tier.
+   */
+  kvOffloadingSize?: number;
+  /** Host link bandwidth each way (bytes/s): loads host → GPU, stores GPU → host. */
+  hostLinkBytesPerSecond?: number;
 }
 
 export interface EngineRequest {
@@ -65,8 +74,10 @@ export interface RequestOutput {
   newTokenIds: number[];
   /** Set when the request finished in this step. */
   finishReason?: FinishReason;
-  /** Prompt tokens served from the prefix cache at first admission. */
+  /** Prompt tokens served from the prefix cache at first admission (GPU hits and host loads). */
   numCachedTokens: number;
+  /** Of those, tokens loaded from the host tier (0 without one). */
+  numLoadedTokens: number;
   promptTokens: number;
   completionTokens: number;
 }
@@ -105,6 +116,8 @@ export interface EngineStats {
   generationTokens: number;
   /** Tokens computed again after a preemption (recompute cost). */
   recomputedTokens: number;
+  /** Prompt tokens loaded from the host tier at first admission (0 without one). */
+  hostLoadedTokens: number;
   requestSuccess: Record<FinishReason, number>;
   timeToFirstToken: HistogramData;
   interTokenLatency: HistogramData;
@@ -128,6 +141,33 @@ export interface EngineStats {
   requestMaxNumGenerationTokens?: HistogramData;
   requestParamsMaxTokens?: HistogramData;
   requestPrefillKvComputedTokens?: HistogramData;
+  /** The host tier's figures; absent without one. */
+  hostTier?: HostTierStats;
+}
+
+/** One direction of the host link: vLLM's `kv_offload_*` series for a `transfer_type`. */
+export interface TransferStats {
+  bytes: number;
+  /** Seconds the link spent on these transfers. */
+  seconds: number;
+  /** One observation per transfer job, in bytes. */
+  sizes: HistogramData;
+}
+
+export interface HostTierStats {
+  /** GiB configured (`--kv-offloading-size`). */
+  sizeGiB: number;
+  numBlocks: number;
+  usedBlocks: number;
+  /** Requests waiting for a load to end (vLLM's WAITING_FOR_REMOTE_KVS). */
+  numLoading: number;
+  /** Tokens looked up beyond the GPU hit, and those found (`external_prefix_cache_*`). */
+  externalQueries: number;
+  externalHits: number;
+  evictedBlocks: number;
+  skippedStores: number;
+  toDevice: TransferStats;
+  toHost: TransferStats;
 }
 
 /**

@@ -30,6 +30,18 @@ export function validateEngineConfig(config: EngineConfig): void {
       throw new ConfigError(`timing.${key}`, `must be a finite number ≥ 0, got ${v}`);
     }
   }
+  const offload = config.kvOffloadingSize;
+  if (offload !== undefined && (!Number.isFinite(offload) || offload < 0)) {
+    throw new ConfigError("kvOffloadingSize", `must be a number of GiB ≥ 0, got ${offload}`);
+  }
+  if (offload !== undefined && offload > 0) {
+    for (const key of ["kvBytesPerToken", "hostLinkBytesPerSecond"] as const) {
+      const v = config[key];
+      if (v === undefined || !Number.isFinite(v) || v <= 0) {
+        throw new ConfigError(key, `must be a number > 0 with a host tier, got ${v}`);
+      }
+    }
+  }
   const blocksPerMaxSequence = Math.ceil(config.maxModelLen / config.blockSize);
   if (blocksPerMaxSequence > config.numGpuBlocks - 1) {
     throw new ConfigError(

@@ -6,7 +6,16 @@
 
 import { z } from "zod";
 import { defaultOf, parseSetting, type Setting, settingOf } from "../config/setting.ts";
-import { boolean, integer, oneOf, positive, shaped, share, text } from "../config/values.ts";
+import {
+  boolean,
+  integer,
+  nonNegative,
+  oneOf,
+  positive,
+  shaped,
+  share,
+  text,
+} from "../config/values.ts";
 import {
   DEFAULT_BLOCK_SIZE,
   DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -37,6 +46,10 @@ export interface SimBackendOptions {
   personality: Personality;
   enablePromptTokensDetails: boolean;
   enablePrefixCaching: boolean;
+  /** Host memory for KV in GiB (vLLM `--kv-offloading-size`); 0 = no host tier. */
+  kvOffloadingSize: number;
+  /** vLLM's `--kv-offloading-backend`; only `native` is modelled. */
+  kvOffloadingBackend: "native";
   /** Probability (0..1) that a request fails before it starts. */
   failureRate: number;
   /** Statuses drawn uniformly for rate-injected failures. */
@@ -180,6 +193,22 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     default: true,
     negatable: true,
     schema: boolean(),
+  },
+  {
+    key: "kv-offloading-size",
+    prop: "kvOffloadingSize",
+    arg: "<GiB>",
+    help: "host memory for KV blocks evicted from the GPU, in GiB, all GPUs together (0 = no host tier)",
+    default: 0,
+    schema: nonNegative(),
+  },
+  {
+    key: "kv-offloading-backend",
+    prop: "kvOffloadingBackend",
+    arg: "<name>",
+    help: "how KV reaches host memory: native (vLLM's CPU offloading)",
+    default: "native",
+    schema: oneOf(["native"] as const),
   },
   {
     key: "failure-rate",

@@ -77,6 +77,8 @@ export interface ExpositionWriter {
   gauge(name: string, help: string, series: ReadonlyArray<[Labels, number]>): void;
   counter(name: string, help: string, series: ReadonlyArray<[Labels, number]>): void;
   histogram(name: string, help: string, labels: Labels, data: HistogramData): void;
+  /** One histogram family with a series per label set. */
+  histograms(name: string, help: string, series: ReadonlyArray<[Labels, HistogramData]>): void;
   text(): string;
 }
 
@@ -96,7 +98,7 @@ export function createExpositionWriter(options: ExpositionWriterOptions): Exposi
     header(`${base}_created`, help, "gauge");
     for (const labels of labelSets) out.push(sampleLine(`${base}_created`, labels, created));
   };
-  return {
+  const writer: ExpositionWriter = {
     gauge(name, help, series) {
       header(name, help, "gauge");
       for (const [labels, value] of series) out.push(sampleLine(name, labels, value));
@@ -112,22 +114,32 @@ export function createExpositionWriter(options: ExpositionWriterOptions): Exposi
       );
     },
     histogram(name, help, labels, data) {
+      writer.histograms(name, help, [[labels, data]]);
+    },
+    histograms(name, help, series) {
       header(name, help, "histogram");
-      if (multiprocess) out.push(sampleLine(`${name}_sum`, labels, data.sum));
-      let acc = 0;
-      for (let i = 0; i < data.buckets.length; i++) {
-        acc += data.counts[i] ?? 0;
-        const le = floatToGoString(data.buckets[i]);
-        out.push(sampleLine(`${name}_bucket`, { ...labels, le }, acc));
+      for (const [labels, data] of series) {
+        if (multiprocess) out.push(sampleLine(`${name}_sum`, labels, data.sum));
+        let acc = 0;
+        for (let i = 0; i < data.buckets.length; i++) {
+          acc += data.counts[i] ?? 0;
+          const le = floatToGoString(data.buckets[i]);
+          out.push(sampleLine(`${name}_bucket`, { ...labels, le }, acc));
+        }
+        acc += data.counts[data.buckets.length] ?? 0;
+        out.push(sampleLine(`${name}_bucket`, { ...labels, le: "+Inf" }, acc));
+        out.push(sampleLine(`${name}_count`, labels, data.count));
+        if (!multiprocess) out.push(sampleLine(`${name}_sum`, labels, data.sum));
       }
-      acc += data.counts[data.buckets.length] ?? 0;
-      out.push(sampleLine(`${name}_bucket`, { ...labels, le: "+Inf" }, acc));
-      out.push(sampleLine(`${name}_count`, labels, data.count));
-      if (!multiprocess) out.push(sampleLine(`${name}_sum`, labels, data.sum));
-      createdFamily(name, help, [labels]);
+      createdFamily(
+        name,
+        help,
+        series.map(([labels]) => labels),
+      );
     },
     text: () => out.join(""),
   };
+  return writer;
 }
 
 /** prometheus_client's default content type. */

@@ -159,9 +159,25 @@ export function createSglangMetrics(options: SglangMetricsOptions): SglangMetric
     g("sglang:gen_throughput", "The generation throughput (token/s).", snap.genThroughput);
     g("sglang:num_queue_reqs", "The number of requests in the waiting queue.", snap.numQueue);
     g("sglang:cache_hit_rate", "The prefix cache hit rate.", snap.cacheHitRate);
+    const stats = engine.stats();
     w.counter("sglang:num_retracted_requests", "Number of retracted requests.", [
-      [sched, engine.stats().numPreemptions],
+      [sched, stats.numPreemptions],
     ]);
+    const tier = stats.hostTier;
+    if (tier !== undefined) {
+      // HiCache's host pool, in tokens (SGLang creates these gauges only with the tier on).
+      const blockSize = maxTotalNumTokens / Math.max(1, engine.config.numGpuBlocks - 1);
+      g(
+        "sglang:hicache_host_used_tokens",
+        "The number of used host tokens.",
+        tier.usedBlocks * blockSize,
+      );
+      g(
+        "sglang:hicache_host_total_tokens",
+        "The total number of host tokens.",
+        tier.numBlocks * blockSize,
+      );
+    }
     const m: Labels = { model_name: modelName };
     const c = (name: string, help: string, value: number) => w.counter(name, help, [[m, value]]);
     c("sglang:prompt_tokens", "Number of prefill tokens processed.", tok.prompt);

@@ -57,6 +57,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
       blockSize: options.blockSize,
       numGpuBlocks: options.numGpuBlocks,
       enablePrefixCaching: options.enablePrefixCaching,
+      kvOffloadingSize: options.kvOffloadingSize,
       createdAt: startedAt,
     };
     renderMetrics = () => renderVllmMetrics(driver.engine.stats(), info);

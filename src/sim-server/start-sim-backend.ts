@@ -52,6 +52,7 @@ export function simEngine(options: SimBackendOptions): Engine {
       maxModelLen: options.maxModelLen,
       enablePrefixCaching: options.enablePrefixCaching,
       seed: options.seed,
+      kvOffloadingSize: options.kvOffloadingSize,
     }),
   );
 }
@@ -78,6 +79,7 @@ export async function startSimBackend(input: StartSimBackendOptions = {}): Promi
     personality: options.personality,
     profile: options.profile,
     numGpuBlocks: options.numGpuBlocks,
+    kvOffloadingSize: options.kvOffloadingSize,
     timeScale: options.timeScale,
   });
 

@@ -5,7 +5,7 @@
  * Names, HELP strings and label sets are vLLM's (v0.11-era).
  */
 
-import type { EngineStats, HistogramData } from "../engine/types.ts";
+import type { EngineStats, HistogramData, TransferStats } from "../engine/types.ts";
 import { createExpositionWriter, type Labels } from "./prom-format.ts";
 
 export interface VllmMetricsInfo {
@@ -13,6 +13,8 @@ export interface VllmMetricsInfo {
   blockSize: number;
   numGpuBlocks: number;
   enablePrefixCaching: boolean;
+  /** `--kv-offloading-size` in GiB; 0 without a host tier. */
+  kvOffloadingSize: number;
   /** Unix time (s) the server started: every `_created` sample (fixed). */
   createdAt: number;
 }
@@ -26,7 +28,14 @@ const ENGINE_INDEX = "0";
  */
 const FINISHED_REASONS = ["stop", "length", "abort", "error", "repetition"] as const;
 
-/** vLLM's CacheConfig label set; values are Python `str()` reprs. */
+/** Python's `str()` of a float: `200.0`, `0.5`. */
+const pythonFloat = (v: number) => (Number.isInteger(v) ? `${v}.0` : String(v));
+
+/**
+ * vLLM's CacheConfig label set; values are Python `str()` reprs. The set is that of the
+ * builds that had both `swap_space` and the KV offloading fields (early 2026), where the
+ * offloading backend defaults to `native` and the size to `None`.
+ */
 function cacheConfigLabels(info: VllmMetricsInfo): Labels {
   return {
     block_size: String(info.blockSize),
@@ -37,6 +46,9 @@ function cacheConfigLabels(info: VllmMetricsInfo): Labels {
     engine: ENGINE_INDEX,
     gpu_memory_utilization: "0.9",
     is_attention_free: "False",
+    kv_offloading_backend: "native",
+    kv_offloading_size: info.kvOffloadingSize > 0 ? pythonFloat(info.kvOffloadingSize) : "None",
+    // vLLM never fills it, even with a host tier: the host's size is `kv_offloading_size`.
     num_cpu_blocks: "None",
     num_gpu_blocks: String(info.numGpuBlocks),
     num_gpu_blocks_override: "None",
@@ -76,6 +88,19 @@ export function renderVllmMetrics(stats: EngineStats, info: VllmMetricsInfo): st
     "Prefix cache hits, in terms of number of cached tokens.",
     one(stats.prefixCacheHits),
   );
+  const tier = stats.hostTier;
+  if (tier !== undefined) {
+    w.counter(
+      "vllm:external_prefix_cache_queries",
+      "External prefix cache queries from KV connector cross-instance cache sharing, in terms of number of queried tokens.",
+      one(tier.externalQueries),
+    );
+    w.counter(
+      "vllm:external_prefix_cache_hits",
+      "External prefix cache hits from KV connector cross-instance cache sharing, in terms of number of cached tokens.",
+      one(tier.externalHits),
+    );
+  }
   w.counter(
     "vllm:num_preemptions",
     "Cumulative number of preemption from the engine.",
@@ -167,6 +192,30 @@ export function renderVllmMetrics(stats: EngineStats, info: VllmMetricsInfo): st
     "Histogram of time spent in DECODE phase for request.",
     stats.requestDecodeTime,
   );
+  if (tier !== undefined) {
+    // The offloading connector's own series, one per direction of the host link.
+    const directions = [
+      ["GPU_to_CPU", tier.toHost],
+      ["CPU_to_GPU", tier.toDevice],
+    ] as const;
+    const each = <T>(value: (t: TransferStats) => T) =>
+      directions.map(([type, t]): [Labels, T] => [{ ...base, transfer_type: type }, value(t)]);
+    w.counter(
+      "vllm:kv_offload_total_bytes",
+      "Number of bytes offloaded by KV connector",
+      each((t) => t.bytes),
+    );
+    w.counter(
+      "vllm:kv_offload_total_time",
+      "Total time measured by all KV offloading operations",
+      each((t) => t.seconds),
+    );
+    w.histograms(
+      "vllm:kv_offload_size",
+      "Histogram of KV offload transfer size, in bytes.",
+      each((t) => t.sizes),
+    );
+  }
   w.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", [
     [cacheConfigLabels(info), 1],
   ]);

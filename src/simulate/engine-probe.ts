@@ -32,6 +32,10 @@ export interface EngineCounters {
   promptTokens: number;
   generationTokens: number;
   recomputedTokens: number;
+  /** Prompt tokens loaded from the host tier at first admission. */
+  hostLoadedTokens: number;
+  /** Seconds the host link spent loading (every load, preempted requests' too). */
+  hostLoadS: number;
   /** Engine-clock seconds spent stepping. */
   busyS: number;
   steps: number;
@@ -45,6 +49,8 @@ export function engineCounters(s: EngineStats): EngineCounters {
     promptTokens: s.promptTokens,
     generationTokens: s.generationTokens,
     recomputedTokens: s.recomputedTokens,
+    hostLoadedTokens: s.hostLoadedTokens,
+    hostLoadS: s.hostTier?.toDevice.seconds ?? 0,
     busyS: s.busyTime,
     steps: s.steps,
   };
@@ -58,6 +64,8 @@ export function counterDelta(end: EngineCounters, start: EngineCounters): Engine
     promptTokens: end.promptTokens - start.promptTokens,
     generationTokens: end.generationTokens - start.generationTokens,
     recomputedTokens: end.recomputedTokens - start.recomputedTokens,
+    hostLoadedTokens: end.hostLoadedTokens - start.hostLoadedTokens,
+    hostLoadS: end.hostLoadS - start.hostLoadS,
     busyS: end.busyS - start.busyS,
     steps: end.steps - start.steps,
   };

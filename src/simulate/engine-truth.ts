@@ -18,6 +18,10 @@ export interface BackendTruth {
   prefix_cache_queries: number;
   prefix_cache_hits: number;
   prefix_cache_hit_rate: number | null;
+  /** Prompt tokens loaded from the host tier instead of computed (0 without one). */
+  host_loaded_tokens: number;
+  /** Seconds the host link spent loading KV back. */
+  host_load_s: number;
   prompt_tokens: number;
   generation_tokens: number;
   /** Share of the window the engine spent stepping (1 = never idle). */
@@ -122,6 +126,8 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
           prefix_cache_queries: d.prefixCacheQueries,
           prefix_cache_hits: d.prefixCacheHits,
           prefix_cache_hit_rate: ratio(d.prefixCacheHits, d.prefixCacheQueries),
+          host_loaded_tokens: d.hostLoadedTokens,
+          host_load_s: round(d.hostLoadS, 3),
           prompt_tokens: d.promptTokens,
           generation_tokens: d.generationTokens,
           busy_fraction: ratio(d.busyS, spanS),

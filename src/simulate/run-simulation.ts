@@ -34,6 +34,8 @@ export interface SimRunOptions {
   profile: string;
   /** KV blocks per engine (default: the profile's); the oracle ignores it. */
   numGpuBlocks?: number;
+  /** Host KV tier per engine, GiB (0 or absent: none). */
+  kvOffloadingSize?: number;
   warmupMs: number;
   durationMs: number;
   /** A fixed batch: launch this many programs and stop when the last has ended. */
@@ -88,7 +90,7 @@ export function buildEngines(o: SimRunOptions): SimulatedEngine[] {
       o.router === "oracle"
         ? Math.max(base.numGpuBlocks, unboundedBlocks(o.concurrency, maxModelLen, base.blockSize))
         : (o.numGpuBlocks ?? base.numGpuBlocks);
-    return createEngine({ ...base, numGpuBlocks });
+    return createEngine({ ...base, numGpuBlocks, kvOffloadingSize: o.kvOffloadingSize ?? 0 });
   });
 }
 
@@ -193,6 +195,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
       profile: o.profile,
       num_backends: o.numBackends,
       num_gpu_blocks: engines[0].config.numGpuBlocks,
+      kv_offloading_size: o.kvOffloadingSize ?? 0,
       block_size: engines[0].config.blockSize,
       scheduler_interval_ms: o.schedulerIntervalMs,
       scheduler_config: config,

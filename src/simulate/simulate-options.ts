@@ -96,6 +96,10 @@ export const SIMULATE_SETTINGS = {
     defaultText: "the profile's",
     schema: integer(2, MAX_INT),
   }),
+  kvOffloadingSize: {
+    ...simSetting("kv-offloading-size"),
+    help: "host memory for KV per engine, in GiB (vLLM's native CPU offloading; 0 = no host tier)",
+  },
   concurrency: setting({
     key: "concurrency",
     arg: "<list>",
@@ -138,6 +142,8 @@ export interface SimulateOptions {
   numBackends: number;
   profile: string;
   numGpuBlocks?: number;
+  /** Host KV tier per engine, GiB (0 = none). */
+  kvOffloadingSize: number;
   workload: WorkloadSpec;
   warmupMs: number;
   /** With `--programs` alone: BATCH_HORIZON_MS, a window the batch ends within. */
@@ -195,6 +201,7 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
     numBackends: v.numBackends,
     profile,
     numGpuBlocks: v.numGpuBlocks,
+    kvOffloadingSize: v.kvOffloadingSize as number,
     workload: workloadSpecOf(v, maxContextTokens),
     warmupMs: bounds.warmupMs,
     durationMs: bounds.durationMs ?? BATCH_HORIZON_MS,

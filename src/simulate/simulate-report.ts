@@ -16,6 +16,8 @@ export interface SimulateRunReport extends RunReport {
     profile: string;
     num_backends: number;
     num_gpu_blocks: number;
+    /** Host KV tier per engine, GiB (0: none). */
+    kv_offloading_size: number;
     block_size: number;
     scheduler_interval_ms: number;
     scheduler_config: SchedulerConfig;
@@ -44,6 +46,7 @@ interface Row {
 }
 
 const fixed = (v: number | null, digits: number) => (v === null ? "-" : v.toFixed(digits));
+const mega = (v: number) => (v / 1e6).toFixed(2);
 const sum = (r: SimulateRunReport, f: (b: BackendTruth) => number) =>
   r.backends.reduce((a, b) => a + f(b), 0);
 const perBackend = (r: SimulateRunReport, f: (b: BackendTruth) => string) =>
@@ -58,6 +61,27 @@ const ROWS: Row[] = [
       const q = sum(r, (b) => b.prefix_cache_queries);
       return q === 0 ? "-" : ((100 * sum(r, (b) => b.prefix_cache_hits)) / q).toFixed(1);
     },
+  },
+  {
+    label: "prompt tokens: GPU hits (M)",
+    value: (r) => mega(sum(r, (b) => b.prefix_cache_hits)),
+  },
+  {
+    label: "prompt tokens: host loads (M)",
+    value: (r) => mega(sum(r, (b) => b.host_loaded_tokens)),
+  },
+  {
+    label: "prompt tokens: prefilled (M)",
+    value: (r) =>
+      mega(sum(r, (b) => b.prefix_cache_queries - b.prefix_cache_hits - b.host_loaded_tokens)),
+  },
+  {
+    label: "host link loading (s)",
+    value: (r) =>
+      fixed(
+        sum(r, (b) => b.host_load_s),
+        1,
+      ),
   },
   {
     label: "KV usage mean (per backend)",
@@ -139,7 +163,7 @@ export function formatSimulateTable(runs: readonly SimulateRunReport[]): string 
   const rows = ROWS.map((row) => [row.label, ...runs.map((r) => row.value(r))]);
   // The oracle's engines are enlarged; the cache the others ran on is the one to show.
   const s = (runs.find((r) => r.router !== "oracle") ?? runs[0]).simulated;
-  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded), scheduler interval ${s.scheduler_interval_ms / 1000} s${waitBounds(runs.find((r) => r.router === "tr")?.simulated.scheduler_config)}`;
+  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded)${s.kv_offloading_size > 0 ? `, a host KV tier of ${s.kv_offloading_size} GiB per engine` : ""}, scheduler interval ${s.scheduler_interval_ms / 1000} s${waitBounds(runs.find((r) => r.router === "tr")?.simulated.scheduler_config)}`;
   // The bench table labels its figures as wall-clock ones; here every time is virtual.
   const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
   const classes = formatPriorityTruth(runs);

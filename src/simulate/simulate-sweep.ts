@@ -29,6 +29,7 @@ export function simRunOptions(
     numBackends: o.numBackends,
     profile: o.profile,
     numGpuBlocks: o.numGpuBlocks,
+    kvOffloadingSize: o.kvOffloadingSize,
     warmupMs: o.warmupMs,
     durationMs: o.durationMs,
     maxPrograms: o.maxPrograms,

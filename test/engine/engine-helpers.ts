@@ -18,6 +18,11 @@ export function smallConfig(overrides: EngineConfigOverrides = {}): EngineConfig
   });
 }
 
+/** A host tier of `blocks` blocks of 16 tokens: 1 GiB at the bytes per token that makes it so. */
+export function hostTier(blocks: number): EngineConfigOverrides {
+  return { kvOffloadingSize: 1, kvBytesPerToken: 2 ** 30 / (16 * blocks) };
+}
+
 export function smallEngine(overrides: EngineConfigOverrides = {}): SimulatedEngine {
   return createEngine(smallConfig(overrides));
 }

@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { SimulatedEngine } from "../../src/engine/engine.ts";
 import type { RequestOutput } from "../../src/engine/types.ts";
-import { request, smallEngine, tokens } from "./engine-helpers.ts";
+import { hostTier, request, smallEngine, tokens } from "./engine-helpers.ts";
 
 /** A pressure workload: shared prefixes, mixed lengths, arrivals while busy, a tight cache. */
-function drive(engine: SimulatedEngine, check: (now: number) => void) {
-  let x = 99;
+function drive(engine: SimulatedEngine, check: (now: number) => void, seed = 99) {
+  let x = seed;
   const rand = (n: number) => {
     x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
     return (x >>> 8) % n;
@@ -38,45 +38,62 @@ function drive(engine: SimulatedEngine, check: (now: number) => void) {
   return finals;
 }
 
-describe("engine invariants under pressure (BLIS invariant list)", () => {
-  it("conserves blocks: free + referenced = numGpuBlocks − 1 after every step", () => {
-    const engine = smallEngine({ numGpuBlocks: 30, maxModelLen: 256, maxNumBatchedTokens: 96 });
-    let checks = 0;
-    drive(engine, () => {
-      const v = engine.inspect();
-      assert.equal(v.numFreeBlocks + v.numReferencedBlocks, 29);
-      for (const r of v.running) {
-        assert.equal(r.numBlocks, Math.ceil(r.numComputed / 16), `${r.id} holds blocks for its KV`);
-      }
-      for (const r of v.waiting) assert.equal(r.numBlocks, 0, `${r.id} waits without blocks`);
-      checks++;
-    });
-    assert.ok(engine.stats().numPreemptions > 0, "the workload must exercise preemption");
-    assert.ok(checks > 100);
-  });
+const pressure = { numGpuBlocks: 30, maxModelLen: 256, maxNumBatchedTokens: 96 };
 
-  it("computes every admitted token once, plus exactly the counted recomputation", () => {
-    const engine = smallEngine({ numGpuBlocks: 30, maxModelLen: 256, maxNumBatchedTokens: 96 });
-    let scheduled = 0;
-    const original = engine.step.bind(engine);
-    engine.step = (now) => {
-      const r = original(now);
-      if (r) scheduled += r.scheduledTokens;
-      return r;
-    };
-    const finals = drive(engine, () => {});
-    assert.equal(finals.length, 60, "every request finishes");
-    const s = engine.stats();
-    assert.ok(s.recomputedTokens > 0);
-    // Each request computes its uncached prompt and every sampled token but the last.
-    const want =
-      finals.reduce((n, o) => n + o.promptTokens - o.numCachedTokens + o.completionTokens - 1, 0) +
-      s.recomputedTokens;
-    assert.equal(scheduled, want);
-    assert.equal(
-      s.generationTokens,
-      finals.reduce((n, o) => n + o.completionTokens, 0),
-    );
-    assert.equal(s.kvCacheUsage, 0, "idle at the end");
+for (const [name, tier] of [
+  ["", {}],
+  [" with a host tier", hostTier(24)],
+] as const) {
+  describe(`engine invariants under pressure${name} (BLIS invariant list)`, () => {
+    it("conserves blocks: free + referenced = numGpuBlocks − 1 after every step", () => {
+      const engine = smallEngine({ ...pressure, ...tier });
+      let checks = 0;
+      drive(engine, () => {
+        const v = engine.inspect();
+        assert.equal(v.numFreeBlocks + v.numReferencedBlocks, 29);
+        // Running requests hold blocks for their KV; waiting ones hold none, unless loading.
+        for (const r of [...v.running, ...v.waiting]) {
+          assert.equal(
+            r.numBlocks,
+            Math.ceil(r.numComputed / 16),
+            `${r.id} holds blocks for its KV`,
+          );
+        }
+        checks++;
+      });
+      assert.ok(engine.stats().numPreemptions > 0, "the workload must exercise preemption");
+      assert.ok(checks > 100);
+    });
+
+    it("computes every admitted token once, plus exactly the counted recomputation", () => {
+      const engine = smallEngine({ ...pressure, ...tier });
+      let scheduled = 0;
+      const original = engine.step.bind(engine);
+      engine.step = (now) => {
+        const r = original(now);
+        if (r) scheduled += r.scheduledTokens;
+        return r;
+      };
+      const finals = drive(engine, () => {});
+      assert.equal(finals.length, 60, "every request finishes");
+      const s = engine.stats();
+      assert.ok(s.recomputedTokens > 0);
+      // Each request computes its uncached prompt and every sampled token but the last.
+      const want =
+        finals.reduce(
+          (n, o) => n + o.promptTokens - o.numCachedTokens + o.completionTokens - 1,
+          0,
+        ) + s.recomputedTokens;
+      assert.equal(scheduled, want);
+      assert.equal(
+        s.generationTokens,
+        finals.reduce((n, o) => n + o.completionTokens, 0),
+      );
+      assert.equal(s.kvCacheUsage, 0, "idle at the end");
+      if (s.hostTier !== undefined) {
+        assert.ok(s.hostTier.toDevice.bytes > 0, "the workload must exercise loads");
+        assert.equal(s.hostTier.numLoading, 0);
+      }
+    });
   });
-});
+}

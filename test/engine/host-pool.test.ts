@@ -41,29 +41,30 @@ describe("host pool", () => {
     const chain = [100, 101, 102, 103, 104];
     for (const h of [100, 101, 102, 104]) pool.store(h);
     assert.equal(
-      pool.lookup((i) => chain[i], 0, chain.length),
+      pool.count((i) => chain[i], 0, chain.length),
       3,
     );
     assert.equal(
-      pool.lookup((i) => chain[i], 1, chain.length),
+      pool.count((i) => chain[i], 1, chain.length),
       2,
     );
     assert.equal(
-      pool.lookup((i) => chain[i], 3, chain.length),
+      pool.count((i) => chain[i], 3, chain.length),
       0,
     );
     assert.equal(
-      pool.lookup((i) => chain[i], 0, 2),
+      pool.count((i) => chain[i], 0, 2),
       2,
     );
   });
 
-  it("a lookup refreshes a chain deepest first: its tail is evicted before its root", () => {
+  it("a touch refreshes a chain deepest first: its tail is evicted before its root", () => {
     const pool = createHostPool(4);
-    const chain = [1, 2, 3];
-    for (const h of chain) pool.store(h);
+    const chain = [1, 2, 3, 4];
+    for (const h of [1, 2, 3]) pool.store(h);
     pool.store(9);
-    pool.lookup((i) => chain[i], 0, chain.length); // order now 9, 3, 2, 1
+    pool.count((i) => chain[i], 0, chain.length); // changes nothing
+    pool.touch((i) => chain[i], 0, chain.length); // 4 is not held; order now 9, 3, 2, 1
     pool.store(20); // evicts 9
     pool.store(21); // evicts 3, the chain's tail
     assert.deepEqual(
@@ -84,13 +85,14 @@ describe("host pool", () => {
   it("behaves as a plain LRU list of unpinned keys under any sequence of operations", () => {
     type Op =
       | { kind: "store"; hash: number }
-      | { kind: "lookup"; from: number; to: number }
+      | { kind: "count"; from: number; to: number }
+      | { kind: "touch"; from: number; to: number }
       | { kind: "pin"; hash: number }
       | { kind: "unpin" };
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.record({ kind: fc.constant("store" as const), hash: fc.integer({ min: 0, max: 11 }) }),
       fc.record({
-        kind: fc.constant("lookup" as const),
+        kind: fc.constantFrom("count" as const, "touch" as const),
         from: fc.integer({ min: 0, max: 11 }),
         to: fc.integer({ min: 0, max: 12 }),
       }),
@@ -122,14 +124,16 @@ describe("host pool", () => {
               if (expected) order.push(o.hash);
             }
             assert.equal(pool.store(o.hash), expected);
-          } else if (o.kind === "lookup") {
+          } else if (o.kind === "count") {
             let n = 0;
             while (o.from + n < o.to && order.includes(o.from + n)) n++;
-            for (let i = n - 1; i >= 0; i--) touch(o.from + i);
             assert.equal(
-              pool.lookup((i) => i, o.from, o.to),
+              pool.count((i) => i, o.from, o.to),
               n,
             );
+          } else if (o.kind === "touch") {
+            for (let i = o.to - 1; i >= o.from; i--) if (order.includes(i)) touch(i);
+            pool.touch((i) => i, o.from, o.to);
           } else if (o.kind === "pin") {
             if (!order.includes(o.hash)) continue;
             pool.pin([o.hash]);

@@ -39,6 +39,7 @@ function fakeEngine() {
           newTokenIds: [r.made],
           finishReason: done ? "length" : undefined,
           numCachedTokens: 0,
+          numLoadedTokens: 0,
           promptTokens: r.req.promptTokens.length,
           completionTokens: r.made,
         });

@@ -12,12 +12,13 @@ import { simEngine } from "../../src/sim-server/start-sim-backend.ts";
 const UPDATE = process.env.UPDATE_GOLDEN === "1";
 const STARTED_AT = 1763312345.678;
 
-function freshApp(personality: "vllm" | "sglang") {
+function freshApp(personality: "vllm" | "sglang", kvOffloadingSize = 0) {
   const options = resolveSimBackendOptions({
     model: "Qwen/Qwen3-8B",
     numGpuBlocks: 26214,
     maxModelLen: 32768,
     personality,
+    kvOffloadingSize,
   });
   const driver = createEngineDriver({
     engine: simEngine(options),
@@ -27,8 +28,8 @@ function freshApp(personality: "vllm" | "sglang") {
   return buildSimApp({ options, driver, startedAt: STARTED_AT });
 }
 
-async function checkGolden(personality: "vllm" | "sglang", file: string) {
-  const res = await freshApp(personality).request("/metrics");
+async function checkGolden(personality: "vllm" | "sglang", file: string, kvOffloadingSize = 0) {
+  const res = await freshApp(personality, kvOffloadingSize).request("/metrics");
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), PROMETHEUS_CONTENT_TYPE);
   const text = await res.text();
@@ -44,5 +45,13 @@ describe("fresh /metrics", () => {
 
   it("SGLang personality matches the golden exposition byte for byte", async () => {
     await checkGolden("sglang", "fresh-metrics-sglang.txt");
+  });
+
+  it("with a host KV tier, vLLM adds the offloading connector's series", async () => {
+    await checkGolden("vllm", "fresh-metrics-vllm-offloading.txt", 200);
+  });
+
+  it("with a host KV tier, SGLang adds HiCache's host pool gauges", async () => {
+    await checkGolden("sglang", "fresh-metrics-sglang-hicache.txt", 200);
   });
 });

@@ -1,0 +1,167 @@
+/**
+ * The host-memory KV tier, after vLLM's native CPU offloading (`--kv-offloading-backend native
+ * --kv-offloading-size <GiB>`, the OffloadingConnector):
+ *
+ * - **Size.** `GiB · 2³⁰ / (bytes per token · block size)` host blocks, each one GPU block's KV
+ *   for all layers and ranks (Llama-3.1-8B in BF16: 128 KiB per token, 2 MiB per block).
+ * - **Store** (GPU → host) is write-through: every block that a step fills is copied once, at
+ *   the step's end, whether or not the GPU ever evicts it. Blocks a request got as hits are not
+ *   stored again. vLLM submits stores at the start of the next step and they do not hold up
+ *   compute; at 50 GB/s a whole 8,192-token chunk (1 GiB) copies in about a tenth of the step
+ *   that computed it, so the model takes a block as stored when its step ends.
+ * - **Load** (host → GPU). A request admitted from nothing computed looks up its GPU prefix hit,
+ *   then the run of whole blocks after it that the host holds. With a host hit, GPU blocks for
+ *   the hit are allocated at once (the load competes for GPU room like any admission), the host
+ *   blocks are pinned, and the request waits in the waiting queue, not blocking the requests
+ *   behind it, until the copy ends; the first step that starts after that schedules its rest
+ *   (at least its last token, which must be computed to sample). Loads go one after another on
+ *   the link (first come, first served), beside compute, not in it.
+ * - **Touch.** Each lookup refreshes every key of the request the host holds, deepest first, so
+ *   a live context's root stays and a stale tail goes first.
+ *
+ * A preempted request comes back through the same lookup, so it reloads from the host what a
+ * GPU hit no longer covers.
+ */
+
+import { createHistogram } from "./histogram.ts";
+import { createHostPool, type HostPool } from "./host-pool.ts";
+import { blockHash, type RequestState } from "./request-state.ts";
+import type { HostTierStats } from "./types.ts";
+
+/** vLLM's `vllm:kv_offload_size` buckets, bytes. */
+export const KV_OFFLOAD_SIZE_BUCKETS: readonly number[] = [
+  1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6,
+];
+
+const GIB = 2 ** 30;
+
+export interface HostTierOptions {
+  sizeGiB: number;
+  blockSize: number;
+  kvBytesPerToken: number;
+  linkBytesPerSecond: number;
+}
+
+export interface HostTier {
+  readonly pool: HostPool;
+  /**
+   * Whole blocks after the GPU hit (`from`) that the host holds for `r`, up to `to`; touches
+   * all of `r`'s held keys below `to`.
+   */
+  match(r: RequestState, from: number, to: number): number;
+  /** Start loading blocks [from, from + n) of `r` at `now`; returns when the copy ends. */
+  startLoad(r: RequestState, from: number, n: number, now: number): number;
+  /** End the loads that are done by `now`: their host blocks are free to evict again. */
+  endLoads(now: number): void;
+  /** `r` left while loading (aborted): its load is forgotten. */
+  drop(r: RequestState): void;
+  /** When the next load in flight ends; NaN when none is. */
+  nextLoadDoneAt(): number;
+  readonly numLoading: number;
+  /**
+   * Count an admission from nothing computed as vLLM's external prefix cache does: the tokens
+   * beyond the GPU hit were queried, `hit` of them came from the host.
+   */
+  recordLookup(queried: number, hit: number): void;
+  /** Copy to the host every block of `r` its last step filled. */
+  storeComputed(r: RequestState): void;
+  stats(): HostTierStats;
+}
+
+export function numHostBlocks(o: Omit<HostTierOptions, "linkBytesPerSecond">): number {
+  return Math.floor((o.sizeGiB * GIB) / (o.kvBytesPerToken * o.blockSize));
+}
+
+export function createHostTier(o: HostTierOptions): HostTier {
+  const { blockSize, linkBytesPerSecond } = o;
+  const bytesPerBlock = o.kvBytesPerToken * blockSize;
+  const pool = createHostPool(numHostBlocks(o));
+  const toDeviceSizes = createHistogram(KV_OFFLOAD_SIZE_BUCKETS);
+  const toHostSizes = createHistogram(KV_OFFLOAD_SIZE_BUCKETS);
+  const t = { toDeviceBytes: 0, toDeviceSeconds: 0, toHostBytes: 0, toHostSeconds: 0 };
+  let externalQueries = 0;
+  let externalHits = 0;
+  /** When the host → GPU link finishes the loads already queued on it. */
+  let linkFreeAt = 0;
+  /** Loads in flight, in the order they end (the link copies one after another). */
+  const inFlight: RequestState[] = [];
+
+  const endLoad = (r: RequestState) => {
+    if (r.loadKeys !== null) pool.unpin(r.loadKeys);
+    r.loadKeys = null;
+    r.loadDoneAt = Number.NaN;
+  };
+
+  return {
+    pool,
+    match(r, from, to) {
+      const hashAt = (i: number) => blockHash(r, i, blockSize);
+      const n = pool.count(hashAt, from, to);
+      pool.touch(hashAt, 0, to);
+      return n;
+    },
+    startLoad(r, from, n, now) {
+      const keys: number[] = [];
+      for (let i = from; i < from + n; i++) keys.push(blockHash(r, i, blockSize));
+      pool.pin(keys);
+      r.loadKeys = keys;
+      const bytes = n * bytesPerBlock;
+      const seconds = bytes / linkBytesPerSecond;
+      const start = Math.max(now, linkFreeAt);
+      linkFreeAt = start + seconds;
+      r.loadDoneAt = linkFreeAt;
+      t.toDeviceBytes += bytes;
+      t.toDeviceSeconds += seconds;
+      toDeviceSizes.observe(bytes);
+      inFlight.push(r);
+      return linkFreeAt;
+    },
+    endLoads(now) {
+      let done = 0;
+      while (done < inFlight.length && inFlight[done].loadDoneAt <= now) endLoad(inFlight[done++]);
+      if (done > 0) inFlight.splice(0, done);
+    },
+    drop(r) {
+      const i = inFlight.indexOf(r);
+      if (i < 0) return;
+      inFlight.splice(i, 1);
+      endLoad(r);
+    },
+    nextLoadDoneAt: () => (inFlight.length > 0 ? inFlight[0].loadDoneAt : Number.NaN),
+    get numLoading() {
+      return inFlight.length;
+    },
+    storeComputed(r) {
+      const full = Math.floor(r.numComputed / blockSize);
+      if (full <= r.numStored) return;
+      for (let i = r.numStored; i < full; i++) pool.store(blockHash(r, i, blockSize));
+      const bytes = (full - r.numStored) * bytesPerBlock;
+      r.numStored = full;
+      t.toHostBytes += bytes;
+      t.toHostSeconds += bytes / linkBytesPerSecond;
+      toHostSizes.observe(bytes);
+    },
+    stats() {
+      return {
+        sizeGiB: o.sizeGiB,
+        numBlocks: pool.capacity,
+        usedBlocks: pool.size,
+        numLoading: inFlight.length,
+        externalQueries,
+        externalHits,
+        evictedBlocks: pool.evicted,
+        skippedStores: pool.skipped,
+        toDevice: {
+          bytes: t.toDeviceBytes,
+          seconds: t.toDeviceSeconds,
+          sizes: toDeviceSizes.snapshot(),
+        },
+        toHost: { bytes: t.toHostBytes, seconds: t.toHostSeconds, sizes: toHostSizes.snapshot() },
+      };
+    },
+    recordLookup(queried, hit) {
+      externalQueries += queried;
+      externalHits += hit;
+    },
+  };
+}
