@@ -12,8 +12,10 @@
  *   is evicted first (vLLM touches every key of a request each time it looks the request up);
  * - a load pins the blocks it reads until it completes, so no store evicts them meanwhile.
  *
- * Keys are numbers (the engine's block hashes); insertion order of a Map is the LRU order.
+ * Keys are numbers (the engine's block hashes).
  */
+
+import { createHashIndex } from "./hash-index.ts";
 
 export interface HostPool {
   /** Host blocks in all. */
@@ -44,70 +46,102 @@ export interface HostPool {
 export function createHostPool(capacity: number): HostPool {
   if (!Number.isInteger(capacity) || capacity < 0)
     throw new RangeError(`a host pool holds a whole number of blocks ≥ 0, not ${capacity}`);
-  /** key → loads reading it; iteration order is least recently used first. */
-  const blocks = new Map<number, number>();
+  // Profiled: a Map re-inserted on every refresh took most of a simulation's time, since each
+  // lookup touches a whole context (thousands of keys). Slots on an intrusive list refresh in
+  // O(1), and the key → slot table is the engine's typed-array hash index. Slot `capacity` is
+  // the list's sentinel: next = least recently used, prev = most recently used.
+  const slotOf = createHashIndex(Math.max(1, capacity));
+  const keyOf = new Float64Array(capacity);
+  const pins = new Int32Array(capacity);
+  const prev = new Int32Array(capacity + 1);
+  const next = new Int32Array(capacity + 1);
+  const END = capacity;
+  prev[END] = END;
+  next[END] = END;
+  const freeSlots: number[] = [];
+  for (let i = capacity - 1; i >= 0; i--) freeSlots.push(i);
   let evicted = 0;
   let skipped = 0;
 
-  const refresh = (hash: number) => {
-    const pins = blocks.get(hash) as number;
-    blocks.delete(hash);
-    blocks.set(hash, pins);
+  const unlink = (slot: number) => {
+    next[prev[slot]] = next[slot];
+    prev[next[slot]] = prev[slot];
+  };
+  /** Link as the most recently used. */
+  const linkLast = (slot: number) => {
+    const last = prev[END];
+    prev[slot] = last;
+    next[slot] = END;
+    next[last] = slot;
+    prev[END] = slot;
+  };
+  const refresh = (slot: number) => {
+    if (prev[END] === slot) return;
+    unlink(slot);
+    linkLast(slot);
   };
 
-  /** Evict the least recently used unpinned key; false when all are pinned. */
-  const evictOne = (): boolean => {
-    for (const [hash, pins] of blocks) {
-      if (pins > 0) continue;
-      blocks.delete(hash);
+  /** Free the least recently used unpinned slot; -1 when all are pinned. */
+  const evictOne = (): number => {
+    for (let slot = next[END]; slot !== END; slot = next[slot]) {
+      if (pins[slot] > 0) continue;
+      unlink(slot);
+      slotOf.delete(keyOf[slot]);
       evicted++;
-      return true;
+      return slot;
     }
-    return false;
+    return -1;
+  };
+
+  const slotHeld = (hash: number, what: string): number => {
+    const slot = slotOf.get(hash);
+    if (slot < 0) throw new Error(`${what} of a key the host pool does not hold: ${hash}`);
+    return slot;
   };
 
   return {
     capacity,
     get size() {
-      return blocks.size;
+      return slotOf.size;
     },
-    has: (hash) => blocks.has(hash),
+    has: (hash) => slotOf.get(hash) >= 0,
     store(hash) {
-      if (blocks.has(hash)) {
-        refresh(hash);
+      const held = slotOf.get(hash);
+      if (held >= 0) {
+        refresh(held);
         return true;
       }
-      if (capacity === 0 || (blocks.size >= capacity && !evictOne())) {
+      const slot = freeSlots.length > 0 ? (freeSlots.pop() as number) : evictOne();
+      if (slot < 0) {
         skipped++;
         return false;
       }
-      blocks.set(hash, 0);
+      keyOf[slot] = hash;
+      pins[slot] = 0;
+      slotOf.add(hash, slot);
+      linkLast(slot);
       return true;
     },
     count(hashAt, from, to) {
       let n = 0;
-      while (from + n < to && blocks.has(hashAt(from + n))) n++;
+      while (from + n < to && slotOf.get(hashAt(from + n)) >= 0) n++;
       return n;
     },
     touch(hashAt, from, to) {
       for (let i = to - 1; i >= from; i--) {
-        const hash = hashAt(i);
-        if (blocks.has(hash)) refresh(hash);
+        const slot = slotOf.get(hashAt(i));
+        if (slot >= 0) refresh(slot);
       }
     },
     pin(hashes) {
-      for (const h of hashes) {
-        const pins = blocks.get(h);
-        if (pins === undefined) throw new Error(`pin of a key the host pool does not hold: ${h}`);
-        blocks.set(h, pins + 1);
-      }
+      for (const h of hashes) pins[slotHeld(h, "pin")]++;
     },
     unpin(hashes) {
       for (const h of hashes) {
-        const pins = blocks.get(h);
-        if (pins === undefined || pins === 0)
+        const slot = slotOf.get(h);
+        if (slot < 0 || pins[slot] === 0)
           throw new Error(`unpin of a key no load is reading: ${h}`);
-        blocks.set(h, pins - 1);
+        pins[slot]--;
       }
     },
     get evicted() {

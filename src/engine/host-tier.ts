@@ -16,8 +16,12 @@
  *   behind it, until the copy ends; the first step that starts after that schedules its rest
  *   (at least its last token, which must be computed to sample). Loads go one after another on
  *   the link (first come, first served), beside compute, not in it.
- * - **Touch.** Each lookup refreshes every key of the request the host holds, deepest first, so
- *   a live context's root stays and a stale tail goes first.
+ * - **Touch.** A lookup refreshes every key of the request the host holds, deepest first, so a
+ *   live context's root stays and a stale tail goes first. vLLM touches at every lookup; a
+ *   request that waits at the head of the queue is looked up at every step, and touching its
+ *   whole context each time was most of a simulation's time (profiled), so here it is touched
+ *   at its first lookup and when it is admitted, which moves it to the same place in the LRU
+ *   order unless the pool evicts thousands of blocks while it waits.
  *
  * A preempted request comes back through the same lookup, so it reloads from the host what a
  * GPU hit no longer covers.
@@ -44,11 +48,10 @@ export interface HostTierOptions {
 
 export interface HostTier {
   readonly pool: HostPool;
-  /**
-   * Whole blocks after the GPU hit (`from`) that the host holds for `r`, up to `to`; touches
-   * all of `r`'s held keys below `to`.
-   */
+  /** Whole blocks after the GPU hit (`from`) that the host holds for `r`, up to `to`. */
   match(r: RequestState, from: number, to: number): number;
+  /** Refresh `r`'s held keys below `to`, deepest first. */
+  touch(r: RequestState, to: number): void;
   /** Start loading blocks [from, from + n) of `r` at `now`; returns when the copy ends. */
   startLoad(r: RequestState, from: number, n: number, now: number): number;
   /** End the loads that are done by `now`: their host blocks are free to evict again. */
@@ -95,11 +98,18 @@ export function createHostTier(o: HostTierOptions): HostTier {
   return {
     pool,
     match(r, from, to) {
+      // A request waiting at the head is looked up every step. While the pool evicts nothing,
+      // the keys it held stay held, so the run found last time can only have grown at its end.
       const hashAt = (i: number) => blockHash(r, i, blockSize);
-      const n = pool.count(hashAt, from, to);
-      pool.touch(hashAt, 0, to);
+      const memo = r.hostRun;
+      let n = 0;
+      if (memo !== null && memo.from === from && memo.evicted === pool.evicted) {
+        n = memo.length + pool.count(hashAt, from + memo.length, to);
+      } else n = pool.count(hashAt, from, to);
+      r.hostRun = { from, length: n, evicted: pool.evicted };
       return n;
     },
+    touch: (r, to) => pool.touch((i) => blockHash(r, i, blockSize), 0, to),
     startLoad(r, from, n, now) {
       const keys: number[] = [];
       for (let i = from; i < from + n; i++) keys.push(blockHash(r, i, blockSize));

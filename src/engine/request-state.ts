@@ -38,6 +38,10 @@ export interface RequestState {
   numStored: number;
   /** When the host → GPU load this request waits for ends; NaN when it waits for none. */
   loadDoneAt: number;
+  /** The host tier refreshed this request's keys since it last waited with nothing computed. */
+  hostTouched: boolean;
+  /** The host-held run of blocks found by the last lookup, and the pool's evictions then. */
+  hostRun: { from: number; length: number; evicted: number } | null;
   /** Host keys the load reads (pinned until it ends); null when not loading. */
   loadKeys: number[] | null;
   numPreemptions: number;
@@ -77,6 +81,8 @@ export function createRequestState(
     numStored: 0,
     loadDoneAt: Number.NaN,
     loadKeys: null,
+    hostTouched: false,
+    hostRun: null,
     numPreemptions: 0,
     firstScheduledTime: Number.NaN,
     firstTokenTime: Number.NaN,

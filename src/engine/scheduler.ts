@@ -62,6 +62,7 @@ export function createScheduler(
   const preempt = (victim: RequestState) => {
     kv.free(victim);
     victim.numComputed = 0;
+    victim.hostTouched = false;
     victim.numPreemptions++;
     counters.numPreemptions++;
     queues.waiting.unshift(victim);
@@ -113,28 +114,35 @@ export function createScheduler(
       }
       let hitBlocks = 0;
       let hits: readonly number[] = NO_HITS;
+      let hostBlocks = 0;
+      let maxBlocks = 0;
       if (r.numComputed === 0) {
         hitBlocks = kv.findCachedBlocks(r, hitScratch);
         hits = hitScratch;
-        const hitTokens = hitBlocks * blockSize;
-        const hostBlocks =
-          tier === null ? 0 : tier.match(r, hitBlocks, Math.floor((numTokens(r) - 1) / blockSize));
-        if (hostBlocks > 0) {
-          // Room for the hit and the load now; the rest is scheduled once the load has ended.
-          const loaded = hostBlocks * blockSize;
-          if (!kv.allocateSlots(r, loaded, hits, hitBlocks, false)) break;
-          r.numComputed = hitTokens + loaded;
-          r.numStored = hitBlocks + hostBlocks;
-          tier?.startLoad(r, hitBlocks, hostBlocks, now);
-          admitted(r, hitTokens, loaded);
-          i++;
-          continue;
-        }
-        r.numStored = hitBlocks;
+        maxBlocks = Math.floor((numTokens(r) - 1) / blockSize);
+        if (tier !== null) hostBlocks = tier.match(r, hitBlocks, maxBlocks);
       }
-      const n = Math.min(numTokens(r) - r.numComputed - hitBlocks * blockSize, budget);
-      if (!kv.allocateSlots(r, n, hits, hitBlocks)) break;
-      if (hits !== NO_HITS) admitted(r, hitBlocks * blockSize, 0);
+      const hitTokens = hitBlocks * blockSize;
+      const loaded = hostBlocks * blockSize;
+      // With a host hit: room for the hit and the load now, the rest once the load has ended.
+      const n =
+        hostBlocks > 0 ? loaded : Math.min(numTokens(r) - r.numComputed - hitTokens, budget);
+      const fits = kv.allocateSlots(r, n, hits, hitBlocks, hostBlocks === 0);
+      if (tier !== null && hits !== NO_HITS && (fits || !r.hostTouched)) {
+        tier.touch(r, maxBlocks);
+        r.hostTouched = true;
+      }
+      if (!fits) break;
+      if (hits !== NO_HITS) {
+        admitted(r, hitTokens, loaded);
+        r.numStored = hitBlocks + hostBlocks;
+      }
+      if (hostBlocks > 0) {
+        r.numComputed = hitTokens + loaded;
+        tier?.startLoad(r, hitBlocks, hostBlocks, now);
+        i++;
+        continue;
+      }
       if (Number.isNaN(r.firstScheduledTime)) r.firstScheduledTime = now;
       waiting.splice(i, 1);
       running.push(r);
