@@ -31,3 +31,7 @@ export async function fetchOk(
     throw new PollError(backendId, `GET ${path} answered ${status}`);
   return text;
 }
+
+/** A sample's `hostKvTier` only when the engine says (an absent field is "does not say"). */
+export const tierField = (tier: boolean | undefined): { hostKvTier?: boolean } =>
+  tier === undefined ? {} : { hostKvTier: tier };

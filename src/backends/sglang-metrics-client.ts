@@ -8,7 +8,13 @@
  * and every CAPACITY_REFRESH_POLLS polls otherwise, so a changed capacity is seen.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
-import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";
+import {
+  type BackendMetricsClient,
+  type FetchText,
+  fetchOk,
+  PollError,
+  tierField,
+} from "./metrics-client.ts";
 import { meanOf, parsePrometheusText, sumOf } from "./prometheus-text.ts";
 
 const wanted = (name: string) => name.startsWith("sglang:");
@@ -46,6 +52,7 @@ export function sglangSampleFromText(text: string, backendId = "backend"): Backe
     );
   }
   const prompt = sumOf(f, "sglang:prompt_tokens_total") ?? 0;
+  const hostTier = sumOf(f, "sglang:hicache_host_total_tokens");
   return {
     capacityTokens: sumOf(f, "sglang:max_total_num_tokens"),
     kvUsage: usage,
@@ -57,6 +64,8 @@ export function sglangSampleFromText(text: string, backendId = "backend"): Backe
     prefixCacheHitsTotal: sumOf(f, "sglang:cached_tokens_total") ?? 0,
     promptTokensTotal: prompt,
     generationTokensTotal: sumOf(f, "sglang:generation_tokens_total") ?? 0,
+    // HiCache's gauges exist only with the tier on.
+    ...tierField(hostTier === null ? undefined : hostTier > 0),
   };
 }
 

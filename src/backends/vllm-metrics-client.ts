@@ -5,7 +5,13 @@
  * ("match by family name, aggregate over engine"). Deprecated twins are read as fallbacks.
  */
 import type { BackendMetricsSample } from "../core/events.ts";
-import { type BackendMetricsClient, type FetchText, fetchOk, PollError } from "./metrics-client.ts";
+import {
+  type BackendMetricsClient,
+  type FetchText,
+  fetchOk,
+  PollError,
+  tierField,
+} from "./metrics-client.ts";
 import { meanOf, type PromFamilies, parsePrometheusText, sumOf } from "./prometheus-text.ts";
 
 const wanted = (name: string) => name.startsWith("vllm:");
@@ -26,6 +32,18 @@ function capacityOf(families: PromFamilies): number | null {
     total += blocks * size;
   }
   return total;
+}
+
+/**
+ * Whether the engine has a host KV tier: `kv_offloading_size` in GiB, `None` when off; builds
+ * older than the offloading flags lack the label (undefined: the engine does not say).
+ */
+function hostKvTierOf(families: PromFamilies): boolean | undefined {
+  const info = families.get("vllm:cache_config_info");
+  const size = info?.[0]?.labels.kv_offloading_size;
+  if (size === undefined) return undefined;
+  const gib = Number(size);
+  return Number.isFinite(gib) && gib > 0;
 }
 
 export function vllmSampleFromText(
@@ -55,6 +73,7 @@ export function vllmSampleFromText(
         0,
       promptTokensTotal: sumOf(f, "vllm:prompt_tokens_total") ?? 0,
       generationTokensTotal: sumOf(f, "vllm:generation_tokens_total") ?? 0,
+      ...tierField(hostKvTierOf(f)),
     },
   };
 }

@@ -43,6 +43,12 @@ export interface BackendMetricsSample {
   prefixCacheHitsTotal: number;
   promptTokensTotal: number;
   generationTokensTotal: number;
+  /**
+   * The engine keeps the KV it evicts from the GPU in host memory (vLLM `kv_offloading_size`,
+   * SGLang HiCache), so a paused program's context comes back from there at transfer cost, on
+   * this backend only. Absent: the engine does not say, taken as no tier.
+   */
+  hostKvTier?: boolean;
 }
 
 export type SchedulerEvent =

@@ -152,6 +152,8 @@ function engineJson(m: BackendMetricsSample | null) {
     prefix_cache_hits_total: m.prefixCacheHitsTotal,
     prompt_tokens_total: m.promptTokensTotal,
     generation_tokens_total: m.generationTokensTotal,
+    // null: the engine does not say whether it keeps evicted KV in host memory.
+    host_kv_tier: m.hostKvTier ?? null,
   };
 }
 

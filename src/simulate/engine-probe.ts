@@ -21,6 +21,8 @@ export function sampleOf(engine: Engine, s: EngineStats): BackendMetricsSample {
     prefixCacheHitsTotal: s.prefixCacheHits,
     promptTokensTotal: s.promptTokens,
     generationTokensTotal: s.generationTokens,
+    // What vLLM's `cache_config_info` says through `kv_offloading_size`.
+    hostKvTier: (engine.config.kvOffloadingSize ?? 0) > 0,
   };
 }
 

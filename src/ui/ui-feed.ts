@@ -162,6 +162,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
           running: b.truth?.running ?? null,
           waiting: b.truth?.waiting ?? null,
           preempting: b.truth?.preempting ?? null,
+          hostKvTier: b.lastMetrics?.hostKvTier ?? null,
           activePrograms: b.activePrograms,
           lentPrograms: b.lentPrograms,
         })),

@@ -5,6 +5,7 @@ import {
   CAPACITY_REFRESH_POLLS,
   capacityFromServerInfo,
   createSglangMetricsClient,
+  sglangSampleFromText,
 } from "../../src/backends/sglang-metrics-client.ts";
 
 const L = '{engine_type="unified",model_name="m",tp_rank="0"}';
@@ -92,4 +93,10 @@ test("capacity falls back to internal_states[0].memory_usage.token_capacity", ()
   );
   assert.equal(capacityFromServerInfo("not json"), null);
   assert.equal(capacityFromServerInfo("{}"), null);
+});
+
+test("HiCache's host pool gauge says the engine keeps evicted KV in host memory", () => {
+  const withTier = `${METRICS}\nsglang:hicache_host_total_tokens${L} 1638400.0`;
+  assert.equal(sglangSampleFromText(withTier).hostKvTier, true);
+  assert.equal(sglangSampleFromText(METRICS).hostKvTier, undefined);
 });

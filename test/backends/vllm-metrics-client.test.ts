@@ -87,3 +87,12 @@ test("a non-2xx /metrics answer rejects the poll", async () => {
   const client = createVllmMetricsClient("http://b0", async () => ({ status: 503, text: "" }));
   await assert.rejects(client.poll(AbortSignal.timeout(1000)), /answered 503/);
 });
+
+test("kv_offloading_size says whether the engine keeps evicted KV in host memory", () => {
+  const tierOf = (extra: string) =>
+    vllmSampleFromText(BODY.replace(INFO("0", "26214"), INFO("0", "26214", extra))).sample
+      .hostKvTier;
+  assert.equal(tierOf(',kv_offloading_backend="native",kv_offloading_size="200.0"'), true);
+  assert.equal(tierOf(',kv_offloading_backend="native",kv_offloading_size="None"'), false);
+  assert.equal(tierOf(""), undefined, "a build without the label does not say");
+});

@@ -56,29 +56,46 @@ test("worst-fit (the original) places largest first on the backend with the most
   assert.deepEqual(placementScenario("worst-fit"), ["b2", "b2"]);
 });
 
-function originScenario(placement: "best-fit" | "worst-fit", b0Capacity: number) {
+function originScenario(
+  placement: "best-fit" | "worst-fit",
+  b0Capacity: number,
+  b0HostKvTier?: boolean,
+) {
   const h = createHarness({ backends: ["b0", "b1"], capacity: 10_000, config: { placement } });
+  const b0 = (capacity: number) =>
+    h.sample(capacity, b0HostKvTier === undefined ? {} : { hostKvTier: b0HostKvTier });
   h.turn("p1", "P", 100); // fewest active tokens: b0
   h.arrive("q1", "Q", 400); // b1 (b0 holds P)
   h.arrive("q2", "Q2", 300); // b0
-  h.tick({ b0: h.sample(500), b1: h.sample(10_000) }); // b0: 400 + 200 > 500 → pause P
+  h.tick({ b0: b0(500), b1: h.sample(10_000) }); // b0: 400 + 200 > 500 → pause P
   assert.equal(h.program("P")?.originBackend, "b0");
-  h.tick({ b0: h.sample(b0Capacity), b1: h.sample(400 + 100 + 700) }); // b1 room 700
+  h.tick({ b0: b0(b0Capacity), b1: h.sample(400 + 100 + 700) }); // b1 room 700
   h.arrive("p2", "P", 100);
-  return h;
+  return { h, b0 };
 }
 
 test("a paused program returns to its origin backend when it fits there", () => {
-  const h = originScenario("worst-fit", 800); // b0 room 400 < b1 room 700: policy says b1
+  const { h } = originScenario("worst-fit", 800); // b0 room 400 < b1 room 700: policy says b1
   assert.equal(h.dispatchOf("p2")?.backendId, "b0");
   assert.equal(h.scheduler.snapshot().counters.migrations, 0);
 });
 
 test("a paused program moves elsewhere when its origin has no room, counting a migration", () => {
-  const h = originScenario("best-fit", 500); // b0 room 100 < need 200
-  assert.equal(h.dispatchOf("p2")?.backendId, "b1");
-  assert.equal(h.scheduler.snapshot().counters.migrations, 1);
-  assert.equal(h.program("P")?.backend, "b1");
+  for (const tier of [undefined, false]) {
+    const { h } = originScenario("best-fit", 500, tier); // b0 room 100 < need 200
+    assert.equal(h.dispatchOf("p2")?.backendId, "b1", `host KV tier ${tier}`);
+    assert.equal(h.scheduler.snapshot().counters.migrations, 1);
+    assert.equal(h.program("P")?.backend, "b1");
+  }
+});
+
+test("a paused program waits for its origin when that engine keeps its KV in host memory", () => {
+  const { h, b0 } = originScenario("best-fit", 500, true); // b0 room 100 < need 200
+  assert.equal(h.dispatchOf("p2"), undefined, "b1 has room, but P's context is on b0");
+  assert.equal(h.program("P")?.state, "PAUSED");
+  h.tick({ b0: b0(800), b1: h.sample(1200) }); // b0 room 400
+  assert.equal(h.dispatchOf("p2")?.backendId, "b0");
+  assert.equal(h.scheduler.snapshot().counters.migrations, 0);
 });
 
 function decayScenario(useActingTokenDecay: boolean) {

@@ -78,6 +78,7 @@ function renderBackends(f) {
         el("td", { class: "num" }, fmtInt(b.running)),
         el("td", { class: "num" }, fmtInt(b.waiting)),
         el("td", null, b.preempting === null ? "–" : b.preempting ? "yes" : "no"),
+        el("td", null, b.hostKvTier === null ? "–" : b.hostKvTier ? "yes" : "no"),
         el("td", { class: "num" }, fmtInt(b.activePrograms)),
         el("td", { class: "num" }, fmtInt(b.lentPrograms)),
       );
