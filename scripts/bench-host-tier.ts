@@ -1,0 +1,173 @@
+/**
+ * What a host-memory KV tier changes, measured: per workload and seed one markdown table with
+ * a row per host tier size (GiB per engine, `--kv-offloading-size`) and the default router, tr
+ * and the oracle (unbounded KV, the same compute) side by side: steps/min and their ratios,
+ * tr's step latency tail, and the prompt tokens each router prefilled again or loaded back from
+ * host memory. The cluster is the scorecard's: 2 × llama-3.1-8b-h100 with 26,000 KV blocks each
+ * (≈ 52 GiB of KV), shipped defaults (the `bounded` tail), 10 min warm-up + 60 min window.
+ *
+ * Every figure is measured by the runs this invocation makes, one child process per run,
+ * `--jobs` at a time (default: one per core); the wall time of each goes to stderr.
+ *
+ *   node_modules/.bin/node scripts/bench-host-tier.ts [--sizes 0,25,50,100,200,400]
+ *     [--seeds 7,1] [--workload deepseek] [--concurrency 128] [--quick] [--jobs 2]
+ *     [--json out.json]
+ */
+import { writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { camel, parseFlag } from "../src/config/setting.ts";
+import { integer, listOfItems, nonNegative } from "../src/config/values.ts";
+import { resolveSimulateFlags } from "../src/simulate/simulate-options.ts";
+import {
+  benchEntry,
+  HOUR_WINDOW,
+  jobsOf,
+  QUICK_WINDOW,
+  type RunWindow,
+  runInChildren,
+  simulateOnce,
+} from "./sim-runs.ts";
+
+const ROUTERS = ["default", "tr", "oracle"] as const;
+type Router = (typeof ROUTERS)[number];
+
+interface RunSpec {
+  workload: string;
+  seed: number;
+  router: Router;
+  sizeGiB: number;
+  concurrency: number;
+  window: RunWindow;
+}
+
+interface RunResult {
+  spec: RunSpec;
+  command: string;
+  stepsPerMin: number;
+  stepP99S: number | null;
+  /** Longest pause of a step answered in the window, or of one still held at its end. */
+  longestWaitS: number;
+  /** Prompt tokens prefilled at admission (not GPU hits, not host loads), in the window. */
+  prefilled: number;
+  hostLoaded: number;
+  hostLoadS: number;
+  wallS: number;
+}
+
+const { values: args } = parseArgs({
+  options: {
+    one: { type: "string" },
+    sizes: { type: "string", default: "0,25,50,100,200,400" },
+    seeds: { type: "string", default: "7,1" },
+    workload: { type: "string", default: "deepseek" },
+    concurrency: { type: "string", default: "128" },
+    quick: { type: "boolean", default: false },
+    jobs: { type: "string" },
+    json: { type: "string" },
+  },
+});
+
+const MAX_INT = 2 ** 31 - 1;
+/** The hour the window covers, as the flags give it (an hour: the issue's figures). */
+const WINDOW: RunWindow = { warmup: HOUR_WINDOW.warmup, duration: "60m" };
+
+function flagsOf(spec: RunSpec): [string, string][] {
+  return [
+    ["workload", spec.workload],
+    ["num-backends", "2"],
+    ["profile", "llama-3.1-8b-h100"],
+    ["num-gpu-blocks", "26000"],
+    ["kv-offloading-size", String(spec.sizeGiB)],
+    ["concurrency", String(spec.concurrency)],
+    ["seed", String(spec.seed)],
+    ["router", spec.router],
+    ["warmup", spec.window.warmup],
+    ["duration", spec.window.duration],
+  ];
+}
+
+const commandOf = (flags: [string, string][]) =>
+  ["maitred simulate", ...flags.map(([k, v]) => `--${k} ${v}`)].join(" ");
+
+async function runOne(spec: RunSpec): Promise<RunResult> {
+  const flags = flagsOf(spec);
+  const o = resolveSimulateFlags(Object.fromEntries(flags.map(([k, v]) => [camel(k), v])));
+  const { report, wallS } = await simulateOnce(o);
+  const sum = (f: (b: (typeof report.backends)[number]) => number) =>
+    report.backends.reduce((a, b) => a + f(b), 0);
+  return {
+    spec,
+    command: commandOf(flags),
+    stepsPerMin: report.steps_per_min,
+    stepP99S: report.step_latency_ms.p99 === null ? null : report.step_latency_ms.p99 / 1000,
+    longestWaitS: Math.max(report.paused_ms.per_step_max ?? 0, report.still_parked_max_ms ?? 0) / 1000,
+    prefilled: sum((b) => b.prefix_cache_queries - b.prefix_cache_hits - b.host_loaded_tokens),
+    hostLoaded: sum((b) => b.host_loaded_tokens),
+    hostLoadS: sum((b) => b.host_load_s),
+    wallS,
+  };
+}
+
+const fix = (v: number | null, d: number) => (v === null ? "–" : v.toFixed(d));
+const mega = (v: number) => (v / 1e6).toFixed(1);
+
+function table(results: RunResult[], workload: string, seed: number, sizes: number[]): string {
+  const find = (router: Router, size: number) =>
+    results.find(
+      (r) =>
+        r.spec.workload === workload &&
+        r.spec.seed === seed &&
+        r.spec.router === router &&
+        (router === "oracle" || r.spec.sizeGiB === size),
+    ) as RunResult;
+  const oracle = find("oracle", 0);
+  const lines = [
+    `### ${workload}, seed ${seed}: oracle ${oracle.stepsPerMin.toFixed(1)} steps/min, step p99 ${fix(oracle.stepP99S, 0)} s, ${mega(oracle.prefilled)} M prompt tokens prefilled`,
+    "",
+    "| host tier per engine | default steps/min | tr steps/min | tr ÷ default | tr ÷ oracle | default ÷ oracle | default step p99 (s) | tr step p99 (s) | tr longest wait (s) | prefilled M (default / tr) | host loads M (default / tr) |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+  ];
+  for (const size of sizes) {
+    const d = find("default", size);
+    const t = find("tr", size);
+    lines.push(
+      `| ${size} GiB | ${d.stepsPerMin.toFixed(1)} | ${t.stepsPerMin.toFixed(1)} | ${(t.stepsPerMin / d.stepsPerMin).toFixed(2)} | ${(t.stepsPerMin / oracle.stepsPerMin).toFixed(2)} | ${(d.stepsPerMin / oracle.stepsPerMin).toFixed(2)} | ${fix(d.stepP99S, 0)} | ${fix(t.stepP99S, 0)} | ${t.longestWaitS.toFixed(0)} | ${mega(d.prefilled)} / ${mega(t.prefilled)} | ${mega(d.hostLoaded)} / ${mega(t.hostLoaded)} |`,
+    );
+  }
+  lines.push(
+    "",
+    `Commands: \`${find("tr", sizes[sizes.length - 1]).command}\`, and the same with \`--router default\`, \`--router oracle\` and each \`--kv-offloading-size\`.`,
+  );
+  return lines.join("\n");
+}
+
+async function main(): Promise<void> {
+  const sizes = parseFlag("sizes", listOfItems(nonNegative()), args.sizes) as number[];
+  const seeds = parseFlag("seeds", listOfItems(integer(0, MAX_INT)), args.seeds) as number[];
+  const concurrency = parseFlag("concurrency", integer(1, 4096), args.concurrency) as number;
+  const window = args.quick ? QUICK_WINDOW : WINDOW;
+  const workload = args.workload;
+  const specs: RunSpec[] = [];
+  for (const seed of seeds) {
+    specs.push({ workload, seed, router: "oracle", sizeGiB: 0, concurrency, window });
+    for (const sizeGiB of sizes) {
+      for (const router of ["default", "tr"] as const) {
+        specs.push({ workload, seed, router, sizeGiB, concurrency, window });
+      }
+    }
+  }
+  const script = fileURLToPath(import.meta.url);
+  const results = await runInChildren<RunSpec, RunResult>(
+    script,
+    specs,
+    jobsOf(args.jobs),
+    (r) =>
+      `${r.spec.router} ${r.spec.sizeGiB} GiB seed ${r.spec.seed}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(0)} s wall)`,
+  );
+  const out = seeds.map((seed) => table(results, workload, seed, sizes));
+  process.stdout.write(`${out.join("\n\n")}\n`);
+  if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+await benchEntry("bench-host-tier", args.one, runOne, main);
