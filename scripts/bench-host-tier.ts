@@ -103,7 +103,7 @@ async function runOne(spec: RunSpec): Promise<RunResult> {
     stepP99S: report.step_latency_ms.p99 === null ? null : report.step_latency_ms.p99 / 1000,
     longestWaitS:
       Math.max(report.paused_ms.per_step_max ?? 0, report.still_parked_max_ms ?? 0) / 1000,
-    prefilled: sum((b) => b.prefix_cache_queries - b.prefix_cache_hits - b.host_loaded_tokens),
+    prefilled: sum((b) => b.prefilled_tokens),
     hostLoaded: sum((b) => b.host_loaded_tokens),
     hostLoadS: sum((b) => b.host_load_s),
     wallS,

@@ -14,6 +14,7 @@
  */
 
 import { createHashIndex } from "./hash-index.ts";
+import { createSlotList } from "./slot-list.ts";
 
 export interface BlockPoolOptions {
   numGpuBlocks: number;
@@ -54,30 +55,21 @@ const NULL_BLOCK = 0;
 
 export function createBlockPool(options: BlockPoolOptions): BlockPool {
   const { numGpuBlocks, blockSize } = options;
-  const sentinel = numGpuBlocks;
-  const prev = new Int32Array(numGpuBlocks + 1);
-  const next = new Int32Array(numGpuBlocks + 1);
+  const queue = createSlotList(numGpuBlocks);
   const refs = new Int32Array(numGpuBlocks);
   const hashes = new Float64Array(numGpuBlocks).fill(NO_HASH);
   const byHash = createHashIndex(numGpuBlocks);
   let free = 0;
 
   const pushTail = (b: number) => {
-    const last = prev[sentinel];
-    next[last] = b;
-    prev[b] = last;
-    next[b] = sentinel;
-    prev[sentinel] = b;
+    queue.pushTail(b);
     free++;
   };
   const unlink = (b: number) => {
-    next[prev[b]] = next[b];
-    prev[next[b]] = prev[b];
+    queue.unlink(b);
     free--;
   };
 
-  prev[sentinel] = sentinel;
-  next[sentinel] = sentinel;
   for (let b = NULL_BLOCK + 1; b < numGpuBlocks; b++) pushTail(b);
 
   return {
@@ -98,7 +90,7 @@ export function createBlockPool(options: BlockPoolOptions): BlockPool {
     allocate(count, out) {
       if (count > free) throw new RangeError(`allocate ${count} blocks with ${free} free`);
       for (let i = 0; i < count; i++) {
-        const b = next[sentinel];
+        const b = queue.head();
         unlink(b);
         const h = hashes[b];
         if (h !== NO_HASH) {
@@ -134,7 +126,7 @@ export function createBlockPool(options: BlockPoolOptions): BlockPool {
     },
     freeQueue() {
       const out: number[] = [];
-      for (let b = next[sentinel]; b !== sentinel; b = next[b]) out.push(b);
+      for (let b = queue.head(); b !== queue.END; b = queue.next(b)) out.push(b);
       return out;
     },
   };

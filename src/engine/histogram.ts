@@ -29,6 +29,11 @@ export const ITERATION_TOKENS_BUCKETS: readonly number[] = [
   1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384,
 ];
 
+/** vLLM's `vllm:kv_offload_size` buckets, bytes. */
+export const KV_OFFLOAD_SIZE_BUCKETS: readonly number[] = [
+  1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6,
+];
+
 /** vLLM's `build_1_2_5_buckets(max)`: 1, 2, 5, 10, 20, 50, … up to the largest ≤ max. */
 export function build125Buckets(max: number): number[] {
   const out: number[] = [];

@@ -16,6 +16,7 @@
  */
 
 import { createHashIndex } from "./hash-index.ts";
+import { createSlotList } from "./slot-list.ts";
 
 export interface HostPool {
   /** Host blocks in all. */
@@ -48,44 +49,28 @@ export function createHostPool(capacity: number): HostPool {
     throw new RangeError(`a host pool holds a whole number of blocks ≥ 0, not ${capacity}`);
   // Profiled: a Map re-inserted on every refresh took most of a simulation's time, since each
   // lookup touches a whole context (thousands of keys). Slots on an intrusive list refresh in
-  // O(1), and the key → slot table is the engine's typed-array hash index. Slot `capacity` is
-  // the list's sentinel: next = least recently used, prev = most recently used.
+  // O(1), and the key → slot table is the engine's typed-array hash index. The list's head is
+  // the least recently used slot, its tail the most recently used.
   const slotOf = createHashIndex(Math.max(1, capacity));
   const keyOf = new Float64Array(capacity);
   const pins = new Int32Array(capacity);
-  const prev = new Int32Array(capacity + 1);
-  const next = new Int32Array(capacity + 1);
-  const END = capacity;
-  prev[END] = END;
-  next[END] = END;
+  const lru = createSlotList(capacity);
   const freeSlots: number[] = [];
   for (let i = capacity - 1; i >= 0; i--) freeSlots.push(i);
   let evicted = 0;
   let skipped = 0;
 
-  const unlink = (slot: number) => {
-    next[prev[slot]] = next[slot];
-    prev[next[slot]] = prev[slot];
-  };
-  /** Link as the most recently used. */
-  const linkLast = (slot: number) => {
-    const last = prev[END];
-    prev[slot] = last;
-    next[slot] = END;
-    next[last] = slot;
-    prev[END] = slot;
-  };
   const refresh = (slot: number) => {
-    if (prev[END] === slot) return;
-    unlink(slot);
-    linkLast(slot);
+    if (lru.tail() === slot) return;
+    lru.unlink(slot);
+    lru.pushTail(slot);
   };
 
   /** Free the least recently used unpinned slot; -1 when all are pinned. */
   const evictOne = (): number => {
-    for (let slot = next[END]; slot !== END; slot = next[slot]) {
+    for (let slot = lru.head(); slot !== lru.END; slot = lru.next(slot)) {
       if (pins[slot] > 0) continue;
-      unlink(slot);
+      lru.unlink(slot);
       slotOf.delete(keyOf[slot]);
       evicted++;
       return slot;
@@ -119,7 +104,7 @@ export function createHostPool(capacity: number): HostPool {
       keyOf[slot] = hash;
       pins[slot] = 0;
       slotOf.add(hash, slot);
-      linkLast(slot);
+      lru.pushTail(slot);
       return true;
     },
     count(hashAt, from, to) {

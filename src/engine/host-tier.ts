@@ -27,15 +27,10 @@
  * GPU hit no longer covers.
  */
 
-import { createHistogram } from "./histogram.ts";
+import { createHistogram, KV_OFFLOAD_SIZE_BUCKETS } from "./histogram.ts";
 import { createHostPool, type HostPool } from "./host-pool.ts";
 import { blockHash, type RequestState } from "./request-state.ts";
 import type { HostTierStats } from "./types.ts";
-
-/** vLLM's `vllm:kv_offload_size` buckets, bytes. */
-export const KV_OFFLOAD_SIZE_BUCKETS: readonly number[] = [
-  1e6, 5e6, 10e6, 20e6, 40e6, 60e6, 80e6, 100e6, 150e6, 200e6,
-];
 
 const GIB = 2 ** 30;
 
@@ -52,8 +47,8 @@ export interface HostTier {
   match(r: RequestState, from: number, to: number): number;
   /** Refresh `r`'s held keys below `to`, deepest first. */
   touch(r: RequestState, to: number): void;
-  /** Start loading blocks [from, from + n) of `r` at `now`; returns when the copy ends. */
-  startLoad(r: RequestState, from: number, n: number, now: number): number;
+  /** Start loading blocks [from, from + n) of `r` at `now`; `r.loadDoneAt` says when it ends. */
+  startLoad(r: RequestState, from: number, n: number, now: number): void;
   /** End the loads that are done by `now`: their host blocks are free to evict again. */
   endLoads(now: number): void;
   /** `r` left while loading (aborted): its load is forgotten. */
@@ -71,14 +66,10 @@ export interface HostTier {
   stats(): HostTierStats;
 }
 
-export function numHostBlocks(o: Omit<HostTierOptions, "linkBytesPerSecond">): number {
-  return Math.floor((o.sizeGiB * GIB) / (o.kvBytesPerToken * o.blockSize));
-}
-
 export function createHostTier(o: HostTierOptions): HostTier {
   const { blockSize, linkBytesPerSecond } = o;
   const bytesPerBlock = o.kvBytesPerToken * blockSize;
-  const pool = createHostPool(numHostBlocks(o));
+  const pool = createHostPool(Math.floor((o.sizeGiB * GIB) / bytesPerBlock));
   const toDeviceSizes = createHistogram(KV_OFFLOAD_SIZE_BUCKETS);
   const toHostSizes = createHistogram(KV_OFFLOAD_SIZE_BUCKETS);
   const t = { toDeviceBytes: 0, toDeviceSeconds: 0, toHostBytes: 0, toHostSeconds: 0 };
@@ -106,7 +97,12 @@ export function createHostTier(o: HostTierOptions): HostTier {
       if (memo !== null && memo.from === from && memo.evicted === pool.evicted) {
         n = memo.length + pool.count(hashAt, from + memo.length, to);
       } else n = pool.count(hashAt, from, to);
-      r.hostRun = { from, length: n, evicted: pool.evicted };
+      if (memo === null) r.hostRun = { from, length: n, evicted: pool.evicted };
+      else {
+        memo.from = from;
+        memo.length = n;
+        memo.evicted = pool.evicted;
+      }
       return n;
     },
     touch: (r, to) => pool.touch((i) => blockHash(r, i, blockSize), 0, to),
@@ -124,7 +120,6 @@ export function createHostTier(o: HostTierOptions): HostTier {
       t.toDeviceSeconds += seconds;
       toDeviceSizes.observe(bytes);
       inFlight.push(r);
-      return linkFreeAt;
     },
     endLoads(now) {
       let done = 0;

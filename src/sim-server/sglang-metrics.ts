@@ -166,7 +166,7 @@ export function createSglangMetrics(options: SglangMetricsOptions): SglangMetric
     const tier = stats.hostTier;
     if (tier !== undefined) {
       // HiCache's host pool, in tokens (SGLang creates these gauges only with the tier on).
-      const blockSize = maxTotalNumTokens / Math.max(1, engine.config.numGpuBlocks - 1);
+      const blockSize = engine.config.blockSize;
       g(
         "sglang:hicache_host_used_tokens",
         "The number of used host tokens.",

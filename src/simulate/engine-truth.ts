@@ -20,6 +20,8 @@ export interface BackendTruth {
   prefix_cache_hit_rate: number | null;
   /** Prompt tokens loaded from the host tier instead of computed (0 without one). */
   host_loaded_tokens: number;
+  /** Prompt tokens computed at admission: neither GPU prefix hits nor host loads. */
+  prefilled_tokens: number;
   /** Seconds the host link spent loading KV back. */
   host_load_s: number;
   prompt_tokens: number;
@@ -127,6 +129,7 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
           prefix_cache_hits: d.prefixCacheHits,
           prefix_cache_hit_rate: ratio(d.prefixCacheHits, d.prefixCacheQueries),
           host_loaded_tokens: d.hostLoadedTokens,
+          prefilled_tokens: d.prefixCacheQueries - d.prefixCacheHits - d.hostLoadedTokens,
           host_load_s: round(d.hostLoadS, 3),
           prompt_tokens: d.promptTokens,
           generation_tokens: d.generationTokens,

@@ -72,8 +72,7 @@ const ROWS: Row[] = [
   },
   {
     label: "prompt tokens: prefilled (M)",
-    value: (r) =>
-      mega(sum(r, (b) => b.prefix_cache_queries - b.prefix_cache_hits - b.host_loaded_tokens)),
+    value: (r) => mega(sum(r, (b) => b.prefilled_tokens)),
   },
   {
     label: "host link loading (s)",
