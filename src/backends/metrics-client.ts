@@ -32,6 +32,34 @@ export async function fetchOk(
   return text;
 }
 
-/** A sample's `hostKvTier` only when the engine says (an absent field is "does not say"). */
-export const tierField = (tier: boolean | undefined): { hostKvTier?: boolean } =>
-  tier === undefined ? {} : { hostKvTier: tier };
+/**
+ * A sample's `hostKvTier` and `hostKvTokens` only when the engine says (an absent field is
+ * "does not say"); a tier's size only when there is one.
+ */
+export function tierField(
+  tier: boolean | undefined,
+  tokens?: number | null,
+): { hostKvTier?: boolean; hostKvTokens?: number } {
+  if (tier === undefined) return {};
+  if (!tier || tokens === undefined || tokens === null || !(tokens > 0))
+    return { hostKvTier: tier };
+  return { hostKvTier: true, hostKvTokens: tokens };
+}
+
+/**
+ * The operator's size of a backend's host KV tier (`--host-kv-tokens`), for engines that do not
+ * give it in tokens. An engine that says it has no tier is believed: the engine is the truth.
+ */
+export function withHostKvTokens(
+  client: BackendMetricsClient,
+  tokens: number,
+): BackendMetricsClient {
+  return {
+    backendId: client.backendId,
+    async poll(signal) {
+      const sample = await client.poll(signal);
+      if (sample.hostKvTier === false || sample.hostKvTokens !== undefined) return sample;
+      return { ...sample, hostKvTier: true, hostKvTokens: tokens };
+    },
+  };
+}

@@ -65,7 +65,7 @@ export function sglangSampleFromText(text: string, backendId = "backend"): Backe
     promptTokensTotal: prompt,
     generationTokensTotal: sumOf(f, "sglang:generation_tokens_total") ?? 0,
     // HiCache's gauges exist only with the tier on.
-    ...tierField(hostTier === null ? undefined : hostTier > 0),
+    ...tierField(hostTier === null ? undefined : hostTier > 0, hostTier),
   };
 }
 

@@ -35,22 +35,39 @@ function capacityOf(families: PromFamilies): number | null {
 }
 
 /**
- * Whether the engine has a host KV tier: `kv_offloading_size` in GiB, `None` when off; builds
- * older than the offloading flags lack the label (undefined: the engine does not say).
+ * The engine's host KV tier: `kv_offloading_size` in GiB, `None` when off; builds older than
+ * the offloading flags lack the label (undefined: the engine does not say). vLLM sizes its host
+ * pool as whole blocks of `GiB·2^30 / (bytes per token × block_size)`, summed over
+ * data-parallel engines; without the model's bytes per token the size stays unknown.
  */
-function hostKvTierOf(families: PromFamilies): boolean | undefined {
+function hostKvTierOf(
+  families: PromFamilies,
+  kvBytesPerToken: number | null,
+): { tier: boolean | undefined; tokens: number | null } {
   const info = families.get("vllm:cache_config_info");
-  const size = info?.[0]?.labels.kv_offloading_size;
-  if (size === undefined) return undefined;
-  const gib = Number(size);
-  return Number.isFinite(gib) && gib > 0;
+  if (info === undefined || info[0]?.labels.kv_offloading_size === undefined)
+    return { tier: undefined, tokens: null };
+  let tier = false;
+  let sized = kvBytesPerToken !== null;
+  let tokens = 0;
+  for (const { labels } of info) {
+    const gib = Number(labels.kv_offloading_size);
+    if (!Number.isFinite(gib) || gib <= 0) continue;
+    tier = true;
+    const block = Number(labels.block_size);
+    if (kvBytesPerToken === null || !(block > 0)) sized = false;
+    else tokens += Math.floor((gib * 2 ** 30) / (kvBytesPerToken * block)) * block;
+  }
+  return { tier, tokens: tier && sized ? tokens : null };
 }
 
 export function vllmSampleFromText(
   text: string,
   backendId = "backend",
+  kvBytesPerToken: number | null = null,
 ): { sample: BackendMetricsSample } {
   const f = parsePrometheusText(text, wanted);
+  const host = hostKvTierOf(f, kvBytesPerToken);
   const running = sumOf(f, "vllm:num_requests_running");
   const kv = meanOf(f, "vllm:kv_cache_usage_perc") ?? meanOf(f, "vllm:gpu_cache_usage_perc");
   if (running === null && kv === null) {
@@ -73,7 +90,7 @@ export function vllmSampleFromText(
         0,
       promptTokensTotal: sumOf(f, "vllm:prompt_tokens_total") ?? 0,
       generationTokensTotal: sumOf(f, "vllm:generation_tokens_total") ?? 0,
-      ...tierField(hostKvTierOf(f)),
+      ...tierField(host.tier, host.tokens),
     },
   };
 }
@@ -81,6 +98,7 @@ export function vllmSampleFromText(
 export function createVllmMetricsClient(
   backendId: string,
   fetchText: FetchText,
+  kvBytesPerToken: number | null = null,
 ): BackendMetricsClient {
   // Capacity is static once the engine has allocated its KV cache; keep the last known value
   // so a scrape that misses the info family does not make it unknown again.
@@ -89,7 +107,7 @@ export function createVllmMetricsClient(
     backendId,
     async poll(signal) {
       const text = await fetchOk(fetchText, backendId, "/metrics", signal);
-      const { sample } = vllmSampleFromText(text, backendId);
+      const { sample } = vllmSampleFromText(text, backendId, kvBytesPerToken);
       capacity = sample.capacityTokens ?? capacity;
       return { ...sample, capacityTokens: capacity };
     },

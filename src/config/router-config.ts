@@ -32,6 +32,7 @@ import {
   list,
   nonNegative,
   oneOf,
+  parsedText,
   text,
   textMatching,
 } from "./values.ts";
@@ -82,6 +83,10 @@ export interface RouterConfig {
   accessLog: "on" | "off";
   /** `--admin-token`: the bearer token of the admin routes; null = loopback clients only. */
   adminToken: string | null;
+  /** `--kv-bytes-per-token`: the model's KV bytes per token; null = not given. */
+  kvBytesPerToken: number | null;
+  /** `--host-kv-tokens`: each backend's host KV tier in tokens, where its engine does not say. */
+  hostKvTokens: HostKvTokens | null;
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
   sim: RawSimBackendOptions;
@@ -153,6 +158,36 @@ const backendsSchema = list().transform((items, ctx): ParsedBackends => {
   }
   return { backends, simBackends: 0 };
 });
+
+/**
+ * `--host-kv-tokens`: tokens of KV each backend's host tier holds. One number is every
+ * backend's; `URL=N,URL=N` names them one by one (a backend not named has none given).
+ */
+export interface HostKvTokens {
+  all: number | null;
+  byBackend: Record<string, number>;
+}
+
+function tokensOf(raw: string): number {
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`"${raw}" is not a whole number of tokens ≥ 1`);
+  return n;
+}
+
+export function parseHostKvTokens(raw: string): HostKvTokens {
+  if (!raw.includes("=")) return { all: tokensOf(raw), byBackend: {} };
+  const byBackend: Record<string, number> = {};
+  for (const item of raw.split(",")) {
+    const at = item.lastIndexOf("=");
+    if (at < 0) throw new Error(`"${item}" is not URL=tokens`);
+    const url = httpUrl().safeParse(item.slice(0, at).trim());
+    if (!url.success) throw new Error(`"${item}": ${url.error.issues[0].message}`);
+    if (url.data in byBackend) throw new Error(`names ${url.data} twice`);
+    byBackend[url.data] = tokensOf(item.slice(at + 1));
+  }
+  return { all: null, byBackend };
+}
 
 /** A bearer token long enough not to be guessed. */
 const adminTokenSchema = textMatching(/^\S{16,}$/, "must be at least 16 characters without spaces");
@@ -408,6 +443,22 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     schema: adminTokenSchema,
   },
   {
+    key: "kv-bytes-per-token",
+    prop: "kvBytesPerToken",
+    arg: "<bytes>",
+    help: "the served model's KV bytes per token (2 × layers × KV heads × head size × dtype bytes), to size a vLLM host KV tier from its kv_offloading_size GiB",
+    defaultText: "none (a vLLM tier's size stays unknown)",
+    schema: integer(1, 1 << 30),
+  },
+  {
+    key: "host-kv-tokens",
+    prop: "hostKvTokens",
+    arg: "<tokens|URL=tokens,...>",
+    help: "tokens of KV each backend's host tier holds, for engines that do not say (vLLM without --kv-bytes-per-token, LMCache); one number for all or URL=tokens per backend",
+    defaultText: "none",
+    schema: parsedText(parseHostKvTokens),
+  },
+  {
     key: "shutdown-grace",
     prop: "shutdownGraceMs",
     arg: "<seconds>",
@@ -481,6 +532,8 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     simBackends: 0,
     maxBufferedBytes: null,
     adminToken: null,
+    kvBytesPerToken: null,
+    hostKvTokens: null,
     sim: {},
     priority: DEFAULT_PRIORITY,
     queuePolicy: null,

@@ -28,6 +28,7 @@ function expected(state: SchedulerState, b: BackendBook): Sums {
     markedHeadroom: 0,
     materialisedTokens: 0,
     lentPrograms: 0,
+    lentTokens: 0,
     anonymousInFlight: 0,
     anonymousTokens: 0,
     inFlight: 0,
@@ -44,7 +45,10 @@ function expected(state: SchedulerState, b: BackendBook): Sums {
       s.actingPrograms++;
     }
     s.headroomTokens += headroom;
-    if (p.lent) s.lentPrograms++;
+    if (p.lent) {
+      s.lentPrograms++;
+      s.lentTokens += p.tokens;
+    }
     if (p.markedForPause) {
       s.markedTokens += tokens;
       s.markedPrograms++;

@@ -49,6 +49,12 @@ export interface BackendMetricsSample {
    * this backend only. Absent: the engine does not say, taken as no tier.
    */
   hostKvTier?: boolean;
+  /**
+   * Tokens of KV that host tier holds, when known: SGLang's `hicache_host_total_tokens`;
+   * vLLM's `kv_offloading_size` GiB over the model's KV bytes per token (`--kv-bytes-per-token`);
+   * or the operator's `--host-kv-tokens`. Absent: unknown, and nothing is assumed of its size.
+   */
+  hostKvTokens?: number;
 }
 
 export type SchedulerEvent =

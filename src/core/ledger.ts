@@ -79,7 +79,10 @@ function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
     b.actingPrograms += sign;
     addDecay(b, sign * tokens, p.actingSince);
   }
-  if (p.lent) b.lentPrograms += sign;
+  if (p.lent) {
+    b.lentPrograms += sign;
+    b.lentTokens += sign * p.tokens;
+  }
   b.materialisedTokens += sign * p.creditTokens;
   b.headroomTokens += sign * headroom;
   if (p.markedForPause) {
@@ -161,7 +164,11 @@ export function refreshFootprint(p: ProgramRecord): void {
   p.tokens = tokens;
   refreshCredit(p);
   const b = p.backend;
-  if (b === null || p.lent) return;
+  if (b === null) return;
+  if (p.lent) {
+    b.lentTokens += delta;
+    return;
+  }
   if (p.status === "REASONING") b.reasoningTokens += delta;
   else {
     b.actingTokens += delta;
@@ -226,6 +233,16 @@ export function setLent(p: ProgramRecord, lent: boolean): void {
   if (b !== null) addToBooks(p, b, -1);
   p.lent = lent;
   if (b !== null) addToBooks(p, b, 1);
+}
+
+/** Take back a program's mark (its room is freed another way: lending.ts). */
+export function unmarkForPause(p: ProgramRecord): void {
+  const b = p.backend;
+  if (!p.markedForPause || b === null) return;
+  p.markedForPause = false;
+  b.markedTokens -= bookedTokens(p);
+  b.markedPrograms -= 1;
+  b.markedHeadroom -= bookedHeadroom(p);
 }
 
 export function markForPause(p: ProgramRecord): void {

@@ -3,6 +3,7 @@ import { messagesCoveredByUsage } from "./context-estimate.ts";
 import type { SchedulerEvent, Usage } from "./events.ts";
 import { observeStepEnd } from "./headroom.ts";
 import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
+import { lendAtTurnEnd } from "./lending.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
@@ -97,7 +98,9 @@ type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
  *   4. a program's request → it leaves the program; when none is left in flight the step ends:
  *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate), and
  *      with usage the step's growth is learned (headroom.ts);
- *      then a `final` request releases the program, or a program marked for pause is paused.
+ *      then a `final` request releases the program; on a backend whose host tier holds every
+ *      context the program's room is lent (lending.ts); otherwise a program marked for pause
+ *      is paused.
  * Capacity may have freed, so a resume is tried at once.
  */
 export function onRequestFinished(state: SchedulerState, ev: Finished): void {
@@ -131,6 +134,9 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   }
   touch(state, p);
   if (r.final && !goesOn) releaseProgram(state, p, "final");
-  else if (p.inFlight.length === 0 && p.markedForPause && !goesOn) pauseProgram(state, p, "marked");
+  else if (p.inFlight.length === 0 && !goesOn) {
+    // Where the host tier holds every context, the room is lent instead (lending.ts).
+    if (!lendAtTurnEnd(state, p) && p.markedForPause) pauseProgram(state, p, "marked");
+  }
   tryResume(state);
 }

@@ -111,3 +111,14 @@ export const LEND_AFTER_TOOL_TIMES = 1;
 export const LEND_MAX_HOLD_MS = 30_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */
 export const TOOL_EMA_WEIGHT = 0.25;
+/**
+ * When a backend's host KV tier counts as holding every context on it and paused from it
+ * (src/core/lending.ts): from when the tier is this many times their size, until they outgrow
+ * it. The tier is an LRU that takes in every block the engine computes, so a context that sits
+ * unused while its program waits is its next victim; a decision that flips with every tick near
+ * the edge costs more than either side. DeepSeek trace, seed 7, 128 programs, 2 × 26,000
+ * blocks, tr steps/min at 200 / 400 GiB per engine: never lending early 219.2 / 244.7; lending
+ * early whenever the tier holds the contexts once 212.8 / 261.6, twice 209.8 / 239.7; this rule
+ * 217.2 / 261.6.
+ */
+export const HOST_TIER_MARGIN = 1.5;

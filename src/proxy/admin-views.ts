@@ -154,6 +154,8 @@ function engineJson(m: BackendMetricsSample | null) {
     generation_tokens_total: m.generationTokensTotal,
     // null: the engine does not say whether it keeps evicted KV in host memory.
     host_kv_tier: m.hostKvTier ?? null,
+    // null: the tier's size in tokens is not known (see --kv-bytes-per-token, --host-kv-tokens).
+    host_kv_tokens: m.hostKvTokens ?? null,
   };
 }
 

@@ -8,7 +8,7 @@ import type { Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer } from "@hono/node-server";
 import { createBackendPoller } from "../backends/backend-poller.ts";
-import type { BackendMetricsClient } from "../backends/metrics-client.ts";
+import { type BackendMetricsClient, withHostKvTokens } from "../backends/metrics-client.ts";
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
@@ -92,9 +92,12 @@ export async function startRouter(
   });
   const clients: BackendMetricsClient[] = upstreams.all().map((u) => {
     const fetchText = (path: string, signal: AbortSignal) => getText(u, path, signal);
-    return config.backendType === "sglang"
-      ? createSglangMetricsClient(u.id, fetchText)
-      : createVllmMetricsClient(u.id, fetchText);
+    const client =
+      config.backendType === "sglang"
+        ? createSglangMetricsClient(u.id, fetchText)
+        : createVllmMetricsClient(u.id, fetchText, config.kvBytesPerToken);
+    const hostTokens = config.hostKvTokens?.byBackend[u.id] ?? config.hostKvTokens?.all ?? null;
+    return hostTokens === null ? client : withHostKvTokens(client, hostTokens);
   });
   const poller = createBackendPoller({
     clients,

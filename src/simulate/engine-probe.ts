@@ -22,7 +22,10 @@ export function sampleOf(engine: Engine, s: EngineStats): BackendMetricsSample {
     promptTokensTotal: s.promptTokens,
     generationTokensTotal: s.generationTokens,
     // What vLLM's `cache_config_info` says through `kv_offloading_size`.
-    hostKvTier: (engine.config.kvOffloadingSize ?? 0) > 0,
+    hostKvTier: s.hostTier !== undefined,
+    ...(s.hostTier === undefined
+      ? {}
+      : { hostKvTokens: s.hostTier.numBlocks * engine.config.blockSize }),
   };
 }
 

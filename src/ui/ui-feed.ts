@@ -163,6 +163,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
           waiting: b.truth?.waiting ?? null,
           preempting: b.truth?.preempting ?? null,
           hostKvTier: b.lastMetrics?.hostKvTier ?? null,
+          hostKvTokens: b.lastMetrics?.hostKvTokens ?? null,
           activePrograms: b.activePrograms,
           lentPrograms: b.lentPrograms,
         })),

@@ -98,5 +98,6 @@ test("capacity falls back to internal_states[0].memory_usage.token_capacity", ()
 test("HiCache's host pool gauge says the engine keeps evicted KV in host memory", () => {
   const withTier = `${METRICS}\nsglang:hicache_host_total_tokens${L} 1638400.0`;
   assert.equal(sglangSampleFromText(withTier).hostKvTier, true);
+  assert.equal(sglangSampleFromText(withTier).hostKvTokens, 1_638_400);
   assert.equal(sglangSampleFromText(METRICS).hostKvTier, undefined);
 });

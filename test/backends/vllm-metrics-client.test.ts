@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { FetchText } from "../../src/backends/metrics-client.ts";
+import { type FetchText, withHostKvTokens } from "../../src/backends/metrics-client.ts";
 import {
   createVllmMetricsClient,
   vllmSampleFromText,
@@ -95,4 +95,41 @@ test("kv_offloading_size says whether the engine keeps evicted KV in host memory
   assert.equal(tierOf(',kv_offloading_backend="native",kv_offloading_size="200.0"'), true);
   assert.equal(tierOf(',kv_offloading_backend="native",kv_offloading_size="None"'), false);
   assert.equal(tierOf(""), undefined, "a build without the label does not say");
+});
+
+test("with the model's KV bytes per token, kv_offloading_size gives the tier's size in tokens", () => {
+  const LLAMA_8B = 2 * 32 * 8 * 128 * 2; // 128 KiB per token
+  const tier = ',kv_offloading_backend="native",kv_offloading_size="200.0"';
+  const page = (infos: string[]) => BODY.replace(INFO("0", "26214"), infos.join("\n"));
+  const one = page([INFO("0", "26214", tier)]);
+  // vLLM's host pool: whole blocks of GiB·2^30 / (bytes per token × block size).
+  assert.equal(vllmSampleFromText(one, "b", LLAMA_8B).sample.hostKvTokens, 1_638_400);
+  assert.equal(
+    vllmSampleFromText(one).sample.hostKvTokens,
+    undefined,
+    "bytes unknown: size unknown",
+  );
+  const dp = page([INFO("0", "100", tier), INFO("1", "100", tier)]);
+  assert.equal(vllmSampleFromText(dp, "b", LLAMA_8B).sample.hostKvTokens, 2 * 1_638_400);
+  const none = page([INFO("0", "26214", ',kv_offloading_size="None"')]);
+  assert.equal(vllmSampleFromText(none, "b", LLAMA_8B).sample.hostKvTokens, undefined);
+  assert.equal(vllmSampleFromText(none, "b", LLAMA_8B).sample.hostKvTier, false);
+});
+
+test("--host-kv-tokens sizes a tier the engine does not size, and never invents one it denies", async () => {
+  const tierLabel = (size: string) =>
+    BODY.replace(INFO("0", "26214"), INFO("0", "26214", `,kv_offloading_size="${size}"`));
+  const pollOf = async (text: string, bytesPerToken: number | null) =>
+    withHostKvTokens(
+      createVllmMetricsClient("http://b0", async () => ({ status: 200, text }), bytesPerToken),
+      500_000,
+    ).poll(AbortSignal.timeout(1000));
+  const silent = await pollOf(BODY, null);
+  assert.equal(silent.hostKvTier, true);
+  assert.equal(silent.hostKvTokens, 500_000);
+  assert.equal((await pollOf(tierLabel("200.0"), null)).hostKvTokens, 500_000);
+  assert.equal((await pollOf(tierLabel("200.0"), 131_072)).hostKvTokens, 1_638_400, "engine's");
+  const denied = await pollOf(tierLabel("None"), null);
+  assert.equal(denied.hostKvTier, false);
+  assert.equal(denied.hostKvTokens, undefined);
 });

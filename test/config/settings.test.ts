@@ -232,3 +232,26 @@ test("maitred config schema prints that JSON Schema", async () => {
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), configJsonSchema());
 });
+
+test("--host-kv-tokens takes one size for every backend, or one per backend URL", () => {
+  const of = (v: string) => resolveRouterConfig({ flags: { "host-kv-tokens": v } }).hostKvTokens;
+  assert.deepEqual(of("1638400"), { all: 1_638_400, byBackend: {} });
+  assert.deepEqual(of("http://a:8000/=100, http://b:8000=200"), {
+    all: null,
+    byBackend: { "http://a:8000": 100, "http://b:8000": 200 },
+  });
+  assert.deepEqual(fromFile("host-kv-tokens: 5000\n")().hostKvTokens, { all: 5000, byBackend: {} });
+  assert.match(
+    messageOf(() => of("0")),
+    /host-kv-tokens: "0" is not a whole number of tokens ≥ 1/,
+  );
+  assert.match(
+    messageOf(() => of("http://a=1,http://a=2")),
+    /names http:\/\/a twice/,
+  );
+  assert.match(
+    messageOf(() => of("ftp://a=1")),
+    /host-kv-tokens: "ftp:\/\/a=1"/,
+  );
+  assert.equal(resolveRouterConfig({ flags: {} }).hostKvTokens, null);
+});

@@ -53,6 +53,8 @@ interface SampleShape {
   running: number | null;
   waiting: number | null;
   preempt: number;
+  /** Host KV tier: undefined = the engine does not say; null = a tier of unknown size. */
+  hostKv: number | null | undefined;
 }
 
 const sampleArb: fc.Arbitrary<SampleShape | null> = fc.option(
@@ -62,6 +64,14 @@ const sampleArb: fc.Arbitrary<SampleShape | null> = fc.option(
     running: fc.option(fc.integer({ min: 0, max: 8 }), { freq: 3 }),
     waiting: fc.option(fc.constantFrom(0, 0, 0, 2), { freq: 3 }),
     preempt: fc.constantFrom(0, 0, 0, 1),
+    // A host KV tier: none, of unknown size, too small, or holding every context.
+    hostKv: fc.constantFrom<number | null | undefined>(
+      undefined,
+      undefined,
+      null,
+      20_000,
+      10_000_000,
+    ),
   }),
   { freq: 6 },
 );
@@ -282,6 +292,8 @@ function run(commands: Command[], config: SchedulerConfig): void {
             prefixCacheHitsTotal: 0,
             promptTokensTotal: 0,
             generationTokensTotal: 0,
+            ...(s.hostKv === undefined ? {} : { hostKvTier: true }),
+            ...(typeof s.hostKv === "number" ? { hostKvTokens: s.hostKv } : {}),
           };
         });
         tickSamples.forEach((s, i) => {

@@ -27,6 +27,21 @@ test("default mode: programs stay on their backend and are never paused", () => 
   assert.equal(h.scheduler.snapshot().mode, "default");
 });
 
+test("default mode: a host KV tier that holds every context lends nothing and pauses no one", () => {
+  const h = createHarness({
+    backends: ["b0"],
+    config: { mode: "default", lendAfterToolTimes: 1 },
+    capacity: 100,
+  });
+  h.tick({ b0: h.sample(100, { hostKvTier: true, hostKvTokens: 10_000_000 }) });
+  h.turn("a1", "A", 5000);
+  assert.equal(h.program("A")?.lent, false);
+  h.turn("b1", "B", 5000);
+  h.arrive("a2", "A", 6000);
+  assert.equal(h.dispatchOf("a2")?.backendId, "b0", "sent on, not paused on its return");
+  assert.deepEqual(h.scheduler.snapshot().counters.pauses, 0);
+});
+
 test("default mode: a program whose backend failed moves to a healthy one", () => {
   const h = createHarness({ backends: ["b0", "b1"], config: { mode: "default" } });
   h.turn("a1", "A", 10);

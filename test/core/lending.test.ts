@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createHarness } from "./harness.ts";
+import { createHarness, sample } from "./harness.ts";
 
 // Lending (src/core/lending.ts) with the shipped rule: hold idle room for 1× the expected
 // tool time, at most 30 s; a program expected to take longer lends at once. Flat buffer 100.
@@ -92,4 +92,80 @@ test("with priorities on, a returning interactive program takes its room back fr
   assert.equal(h.cancels[0]?.requestId, "k1", "the bulk request gives way (503 preempted)");
   assert.equal(h.program("K")?.state, "PAUSED");
   assert.equal(h.program("A")?.state, "ACTIVE");
+});
+
+// A host KV tier: an engine that keeps evicted KV in host memory gives a context back at
+// transfer cost, so where its tier holds every context (from 1.5 × their size until they
+// outgrow it), idle room is lent at the turn's end.
+const tier = (hostKvTokens?: number) =>
+  hostKvTokens === undefined ? { hostKvTier: true } : { hostKvTier: true, hostKvTokens };
+
+/** A in its tool call on b0 (2000 tokens), after a tick with `extra` in b0's sample. */
+function actingOnTier(extra: Parameters<typeof sample>[1]) {
+  const h = createHarness({ backends: ["b0"], capacity: 2000, config: LENDING });
+  h.tick({ b0: sample(2000, extra) });
+  h.turn("a1", "A", 800);
+  h.arrive("w1", "W", 1100); // need 1200 > 2000 − 900 while A's room is booked
+  return h;
+}
+
+test("where the host tier holds every context, a program lends its room when its turn ends", () => {
+  const h = actingOnTier(tier(100_000));
+  assert.equal(h.program("A")?.lent, true, "lent at once, not after its tool time");
+  assert.equal(h.program("A")?.state, "ACTIVE");
+  assert.equal(h.dispatchOf("w1")?.backendId, "b0", "the waiting program runs in its room");
+});
+
+test("a host tier too small for the contexts, or of unknown size, lends nothing early", () => {
+  for (const extra of [tier(700), tier(), {}]) {
+    const h = actingOnTier(extra);
+    assert.equal(h.program("A")?.lent, false, JSON.stringify(extra));
+    assert.equal(h.dispatchOf("w1"), undefined);
+  }
+});
+
+test("where the host tier holds every context, a program marked for pause is lent instead", () => {
+  for (const [hostKvTokens, want] of [
+    [100_000, "ACTIVE"],
+    [1000, "PAUSED"],
+  ] as const) {
+    const h = createHarness({ backends: ["b0"], capacity: 2000, config: LENDING });
+    h.arrive("a1", "A", 800);
+    h.arrive("b1", "B", 900);
+    h.tick({ b0: sample(1500, tier(hostKvTokens)) }); // 1700 + 200 > 1500: A (smaller) marked
+    assert.equal(h.program("A")?.markedForPause, true);
+    h.finish("a1");
+    assert.equal(h.program("A")?.state, want, `host tier of ${hostKvTokens} tokens`);
+    assert.equal(h.program("A")?.markedForPause, false);
+    assert.equal(h.program("A")?.lent, want === "ACTIVE");
+    assert.deepEqual(h.scheduler.audit(), []);
+  }
+});
+
+test("the contexts a host tier must hold include those of the programs paused from it", () => {
+  for (const [hostKvTokens, lent] of [
+    [2000, false], // 1.5 × A's 800 fit, 1.5 × A's and P's 1400 do not
+    [2800, true],
+  ] as const) {
+    const h = createHarness({ backends: ["b0"], capacity: 2000, config: LENDING });
+    h.turn("p1", "P", 600);
+    h.turn("a1", "A", 800);
+    h.tick({ b0: sample(1500) }); // 1400 + 200 > 1500: P (smaller) paused
+    assert.equal(h.program("P")?.state, "PAUSED");
+    h.tick({ b0: sample(1500, tier(hostKvTokens)) }); // P's 700 do not fit beside A's 900
+    assert.equal(h.program("A")?.lent, lent, `host tier of ${hostKvTokens} tokens`);
+  }
+});
+
+test("a host tier holds the contexts from 1.5 times their size until they outgrow it", () => {
+  const lentAfter = (steps: number[]) => {
+    const h = createHarness({ backends: ["b0"], capacity: 2000, config: LENDING });
+    h.tick({ b0: sample(2000, tier(1000)) });
+    return steps.map((tokens, i) => {
+      h.turn(`a${i}`, "A", tokens);
+      return h.program("A")?.lent;
+    });
+  };
+  assert.deepEqual(lentAfter([600, 900, 1100]), [true, true, false], "on at 600, off past 1000");
+  assert.deepEqual(lentAfter([900]), [false], "900 × 1.5 > 1000: not on to begin with");
 });

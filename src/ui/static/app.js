@@ -78,12 +78,19 @@ function renderBackends(f) {
         el("td", { class: "num" }, fmtInt(b.running)),
         el("td", { class: "num" }, fmtInt(b.waiting)),
         el("td", null, b.preempting === null ? "–" : b.preempting ? "yes" : "no"),
-        el("td", null, b.hostKvTier === null ? "–" : b.hostKvTier ? "yes" : "no"),
+        el("td", null, hostKv(b)),
         el("td", { class: "num" }, fmtInt(b.activePrograms)),
         el("td", { class: "num" }, fmtInt(b.lentPrograms)),
       );
     }),
   );
+}
+
+/** "yes" with the tier's size in tokens when known, "no", or "–" when the engine does not say. */
+function hostKv(b) {
+  if (b.hostKvTier === null) return "–";
+  if (!b.hostKvTier) return "no";
+  return b.hostKvTokens === null ? "yes" : `yes, ${fmtInt(b.hostKvTokens)} tokens`;
 }
 
 function renderClasses(f) {
