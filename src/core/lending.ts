@@ -2,7 +2,7 @@ import { setLent, unmarkForPause } from "./ledger.ts";
 import { observeMedian } from "./median-window.ts";
 import type { BackendBook, ProgramRecord } from "./records.ts";
 import { TOOL_EMA_WEIGHT } from "./scheduler-config.ts";
-import { HOST_TIER_MARGIN } from "./scheduler-constants.ts";
+import { HOST_TIER_MARGIN, HOST_TIER_MIN_GPU_MULTIPLE } from "./scheduler-constants.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -56,11 +56,15 @@ export function lendAfterMs(state: SchedulerState, p: ProgramRecord): number {
  * `refreshPausedFrom`). A tier of unknown size, or one the contexts overflow, is not counted
  * on: its LRU would drop the contexts least recently used, a paused program's first, and those
  * come back by prefill. It starts to hold them at HOST_TIER_MARGIN times their size and stops
- * when they outgrow it (`b.hostHolds`), so that the answer does not flip at every tick.
+ * when they outgrow it (`b.hostHolds`), so that the answer does not flip at every tick. A tier
+ * smaller than HOST_TIER_MIN_GPU_MULTIPLE times the GPU's KV never counts: early on it holds
+ * the few small contexts there are, and loses them as they grow.
  */
 export function hostHoldsContexts(b: BackendBook): boolean {
   const m = b.lastMetrics;
-  if (m === null || m.hostKvTier !== true || m.hostKvTokens === undefined) {
+  const small =
+    b.capacity === null || (m?.hostKvTokens ?? 0) < HOST_TIER_MIN_GPU_MULTIPLE * b.capacity;
+  if (m === null || m.hostKvTier !== true || m.hostKvTokens === undefined || small) {
     b.hostHolds = false;
     return false;
   }

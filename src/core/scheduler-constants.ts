@@ -122,3 +122,14 @@ export const TOOL_EMA_WEIGHT = 0.25;
  * 217.2 / 261.6.
  */
 export const HOST_TIER_MARGIN = 1.5;
+/**
+ * The smallest host KV tier, as a multiple of the backend's GPU KV capacity, for which
+ * programs there lend their room at the end of their turn (src/core/lending.ts). Measured by
+ * `npm run bench:host-tier` (DeepSeek trace, 128 programs, 2 × 26,000 blocks, seeds 7 / 1):
+ * with lending early wherever the tier held the contexts, tr lost 1–5 % of steps/min at 25–200
+ * GiB per engine (0.5–3.9 × the GPU's KV) and gained 7–9 % at 400 GiB (7.9 ×). Below the
+ * multiple, programs the tier holds at start-up lend early, then lose their contexts to the LRU
+ * as the contexts grow. Where between 3.9 and 7.9 × the loss turns to a gain is not measured;
+ * 6 sits between them.
+ */
+export const HOST_TIER_MIN_GPU_MULTIPLE = 6;

@@ -152,7 +152,8 @@ test("the contexts a host tier must hold include those of the programs paused fr
     h.turn("a1", "A", 800);
     h.tick({ b0: sample(1500) }); // 1400 + 200 > 1500: P (smaller) paused
     assert.equal(h.program("P")?.state, "PAUSED");
-    h.tick({ b0: sample(1500, tier(hostKvTokens)) }); // P's 700 do not fit beside A's 900
+    // A GPU of 200 tokens (a tier from 6 × that counts); A, alone there, is never paused.
+    h.tick({ b0: sample(200, tier(hostKvTokens)) });
     assert.equal(h.program("A")?.lent, lent, `host tier of ${hostKvTokens} tokens`);
   }
 });
@@ -160,7 +161,7 @@ test("the contexts a host tier must hold include those of the programs paused fr
 test("a host tier holds the contexts from 1.5 times their size until they outgrow it", () => {
   const lentAfter = (steps: number[]) => {
     const h = createHarness({ backends: ["b0"], capacity: 2000, config: LENDING });
-    h.tick({ b0: sample(2000, tier(1000)) });
+    h.tick({ b0: sample(100, tier(1000)) }); // a tier of 10 × the GPU's KV
     return steps.map((tokens, i) => {
       h.turn(`a${i}`, "A", tokens);
       return h.program("A")?.lent;
@@ -168,4 +169,14 @@ test("a host tier holds the contexts from 1.5 times their size until they outgro
   };
   assert.deepEqual(lentAfter([600, 900, 1100]), [true, true, false], "on at 600, off past 1000");
   assert.deepEqual(lentAfter([900]), [false], "900 × 1.5 > 1000: not on to begin with");
+});
+
+test("a host tier smaller than 6 times the GPU's KV never counts as holding the contexts", () => {
+  for (const [hostKvTokens, lent] of [
+    [11_999, false],
+    [12_000, true],
+  ] as const) {
+    const h = actingOnTier(tier(hostKvTokens)); // GPU: 2000 tokens
+    assert.equal(h.program("A")?.lent, lent, `host tier of ${hostKvTokens} tokens`);
+  }
 });
