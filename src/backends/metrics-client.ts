@@ -41,9 +41,8 @@ export function tierField(
   tokens?: number | null,
 ): { hostKvTier?: boolean; hostKvTokens?: number } {
   if (tier === undefined) return {};
-  if (!tier || tokens === undefined || tokens === null || !(tokens > 0))
-    return { hostKvTier: tier };
-  return { hostKvTier: true, hostKvTokens: tokens };
+  const sized = tier && tokens != null && tokens > 0;
+  return sized ? { hostKvTier: true, hostKvTokens: tokens } : { hostKvTier: tier };
 }
 
 /**

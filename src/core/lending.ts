@@ -61,17 +61,15 @@ export function lendAfterMs(state: SchedulerState, p: ProgramRecord): number {
  * the few small contexts there are, and loses them as they grow.
  */
 export function hostHoldsContexts(b: BackendBook): boolean {
-  const m = b.lastMetrics;
-  const small =
-    b.capacity === null || (m?.hostKvTokens ?? 0) < HOST_TIER_MIN_GPU_MULTIPLE * b.capacity;
-  if (m === null || m.hostKvTier !== true || m.hostKvTokens === undefined || small) {
+  const host = b.lastMetrics?.hostKvTier === true ? b.lastMetrics.hostKvTokens : undefined;
+  if (host === undefined || b.capacity === null || host < HOST_TIER_MIN_GPU_MULTIPLE * b.capacity) {
     b.hostHolds = false;
     return false;
   }
   const onIt = b.reasoningTokens + b.actingTokens + b.lentTokens + b.anonymousTokens;
   const contexts = onIt + b.pausedFromTokens;
-  if (b.hostHolds && m.hostKvTokens < contexts) b.hostHolds = false;
-  else if (!b.hostHolds && m.hostKvTokens >= HOST_TIER_MARGIN * contexts) b.hostHolds = true;
+  if (b.hostHolds && host < contexts) b.hostHolds = false;
+  else if (!b.hostHolds && host >= HOST_TIER_MARGIN * contexts) b.hostHolds = true;
   return b.hostHolds;
 }
 

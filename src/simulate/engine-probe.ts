@@ -21,7 +21,8 @@ export function sampleOf(engine: Engine, s: EngineStats): BackendMetricsSample {
     prefixCacheHitsTotal: s.prefixCacheHits,
     promptTokensTotal: s.promptTokens,
     generationTokensTotal: s.generationTokens,
-    // What vLLM's `cache_config_info` says through `kv_offloading_size`.
+    // What vLLM's `cache_config_info` says through `kv_offloading_size`, with the size in
+    // tokens a router gets from it and `--kv-bytes-per-token`.
     hostKvTier: s.hostTier !== undefined,
     ...(s.hostTier === undefined
       ? {}
