@@ -65,7 +65,7 @@ for (let i = 0; i < numBackends; i++) {
   );
 }
 const urls = backends.map((b) => b.url);
-const router = await startRouterProcess("tr", urls, timeScale);
+const router = await startRouterProcess("tr", urls, timeScale, null);
 const victim = backends[1];
 
 async function backendHealthy(url: string): Promise<boolean | null> {

@@ -211,6 +211,10 @@ export const COMPARE_SETTINGS = {
     defaultText: "the simulated backend's",
     schema: simSetting("profile").schema as z.ZodType<string>,
   }),
+  kvOffloadingSize: {
+    ...simSetting("kv-offloading-size"),
+    help: "host memory for KV per simulated backend, in GiB (vLLM's native CPU offloading; 0 = no host tier); tr is told the profile's KV bytes per token to size it",
+  },
   modes: setting({
     key: "modes",
     arg: "<list>",
@@ -231,6 +235,7 @@ export function resolveCompareFlags(flags: Record<string, unknown>) {
     numBackends: v.numBackends,
     numGpuBlocks: v.numGpuBlocks,
     profile: v.profile,
+    kvOffloadingSize: v.kvOffloadingSize as number,
     modes: v.modes as CompareMode[],
     extraUrls: url ?? [],
     model,

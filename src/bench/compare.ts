@@ -1,6 +1,8 @@
 import { DEFAULT_PROFILE, TIMING_PROFILES } from "../engine/timing.ts";
 import { ConfigError } from "../errors.ts";
+import { wallClock } from "../runtime/clock.ts";
 import { discoverModel } from "./discover-model.ts";
+import { startEngineWindow } from "./engine-window.ts";
 import { type KvSeries, startKvSampler } from "./kv-sampler.ts";
 import { startMaitredProcess } from "./maitred-process.ts";
 import type { RunRecords } from "./records.ts";
@@ -26,11 +28,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Starts a router in `mode` in front of `backends` (injected: the router is another module). */
+/**
+ * Starts a router in `mode` in front of `backends` (injected: the router is another module).
+ * `kvBytesPerToken` is the served model's, given when the backends have a host KV tier, so the
+ * router can size it as a user would tell it to (`--kv-bytes-per-token`).
+ */
 export type RouterStarter = (
   mode: "default" | "tr",
   backends: string[],
   timeScale: number,
+  kvBytesPerToken: number | null,
 ) => Promise<RunningServer>;
 
 /**
@@ -47,6 +54,8 @@ export interface SimBackendSettings {
   seed: number;
   numGpuBlocks?: number;
   maxModelLen?: number;
+  /** Host KV tier in GiB (vLLM's `--kv-offloading-size`); absent or 0: none. */
+  kvOffloadingSize?: number;
 }
 
 /** Starts one simulated backend (injected like the router; default: its own process). */
@@ -56,6 +65,8 @@ export interface CompareOptions extends BenchSettings {
   numBackends: number;
   numGpuBlocks?: number;
   profile?: string;
+  /** Host KV tier per simulated backend, GiB (0: none). */
+  kvOffloadingSize?: number;
   modes: readonly CompareMode[];
   /** Extra OpenAI-compatible URLs run with the same workload (another router, a real vLLM). */
   extraUrls: readonly string[];
@@ -76,7 +87,7 @@ const BLOCK_SIZE = 16;
 
 /** The settings of the `index`-th simulated backend of each mode. */
 export function simBackendSettings(
-  o: Pick<CompareOptions, "profile" | "numGpuBlocks" | "timeScale">,
+  o: Pick<CompareOptions, "profile" | "numGpuBlocks" | "timeScale" | "kvOffloadingSize">,
   index: number,
 ): SimBackendSettings {
   const profile = o.profile ?? DEFAULT_PROFILE;
@@ -92,6 +103,7 @@ export function simBackendSettings(
     enablePromptTokensDetails: true,
     seed: index,
     ...(o.numGpuBlocks === undefined ? {} : { numGpuBlocks: o.numGpuBlocks }),
+    ...(o.kvOffloadingSize ? { kvOffloadingSize: o.kvOffloadingSize } : {}),
     ...(capacity !== undefined && maxLen !== undefined && capacity < maxLen
       ? { maxModelLen: capacity }
       : {}),
@@ -136,6 +148,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
     throw new ConfigError("--modes", "`direct` needs --num-backends 1 (it bypasses any router)");
   }
   const reports: RunReport[] = [];
+  const kvBytesPerToken = TIMING_PROFILES[o.profile ?? DEFAULT_PROFILE]?.kvBytesPerToken ?? null;
   const run = async (
     label: string,
     url: string,
@@ -145,6 +158,10 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
   ) => {
     const sampler =
       o.sampleKv && backendUrls.length > 0 ? startKvSampler(backendUrls, o.clock) : null;
+    const engine =
+      backendUrls.length > 0
+        ? startEngineWindow(backendUrls, o.clock ?? wallClock, o.warmupMs)
+        : null;
     let result: Awaited<ReturnType<typeof runBenchAt>>;
     let kv: KvSeries | null = null;
     try {
@@ -154,10 +171,12 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
         model,
         maxModelLen: maxLen,
         programIdPrefix: `${label}-`,
+        onStart: () => engine?.start(),
       });
     } finally {
       kv = (await sampler?.stop()) ?? null;
     }
+    if (engine !== null) result.report.engine_prompt_tokens = await engine.stop();
     reports.push(result.report);
     o.onRun?.(result.report, result.records, kv);
   };
@@ -174,6 +193,7 @@ export async function runCompare(o: CompareOptions): Promise<RunReport[]> {
           mode,
           backends.map((b) => b.url),
           o.timeScale,
+          o.kvOffloadingSize ? kvBytesPerToken : null,
         );
         try {
           await run(mode, router.url, model, maxModelLen, urls);

@@ -1,3 +1,4 @@
+import type { EnginePromptTokens } from "./engine-window.ts";
 import { formatClassTable } from "./format-class-table.ts";
 import type { RunReport } from "./report.ts";
 import { cell, ratioText, renderTable } from "./table-cells.ts";
@@ -17,6 +18,8 @@ interface Row {
   ratio: boolean;
   /** Shown only when a run had a fixed batch (`--programs N`). */
   batch?: true;
+  /** Shown only when a run read its engines' counters (`bench compare`). */
+  engine?: true;
 }
 
 const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
@@ -83,6 +86,22 @@ const ROWS: Row[] = [
     digits: 1,
     ratio: false,
   },
+  ...(
+    [
+      ["engine: GPU prefix hits", (e) => e.gpu_hits, 0],
+      ["engine: host tier loads", (e) => e.host_loaded, 0],
+      ["engine: prefilled", (e) => e.prefilled, 0],
+      ["engine: host load time (s)", (e) => e.host_load_s, 1],
+    ] as const satisfies readonly [string, (e: EnginePromptTokens) => number, number][]
+  ).map(
+    ([label, of, digits]): Row => ({
+      label,
+      value: (r) => (r.engine_prompt_tokens ? of(r.engine_prompt_tokens) : null),
+      digits,
+      ratio: true,
+      engine: true,
+    }),
+  ),
   { label: "errors", value: (r) => r.errors_total, digits: 0, ratio: false },
 ];
 
@@ -101,7 +120,10 @@ export function formatRunsTable(runs: readonly RunReport[]): string {
   const base = runs[0];
   const header = ["", ...runs.map((r) => `${r.router} (C=${r.concurrency})`)];
   const batched = runs.some((r) => r.batch !== undefined);
-  const shown = ROWS.filter((row) => batched || row.batch === undefined);
+  const engine = runs.some((r) => r.engine_prompt_tokens !== undefined);
+  const shown = ROWS.filter(
+    (row) => (batched || row.batch === undefined) && (engine || row.engine === undefined),
+  );
   const rows = shown.map((row) => [
     row.label,
     ...runs.map((r, i) => {
@@ -117,7 +139,10 @@ export function formatRunsTable(runs: readonly RunReport[]): string {
   const w = base.window_ms;
   const unreleased =
     base.unreleased_share === undefined ? "" : `, unreleased ${base.unreleased_share}`;
+  const engineNote = engine
+    ? "\nengine: the simulated backends' own prompt-token counters over the steady window (vLLM's cached_tokens counts GPU hits and host loads alike)"
+    : "";
   const footer = `wall-clock figures; workload ${base.workload}, seed ${base.seed}, time scale ${base.time_scale}${unreleased}, steady window ${w.start}-${w.end} ms`;
   const classes = formatClassTable(runs);
-  return `${renderTable(header, rows)}\n${footer}\n${completionNote(runs)}${classes === null ? "" : `\n\n${classes}`}`;
+  return `${renderTable(header, rows)}\n${footer}\n${completionNote(runs)}${engineNote}${classes === null ? "" : `\n\n${classes}`}`;
 }

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { inWindow, type Window } from "./class-report.ts";
+import type { KvSeries } from "./kv-sampler.ts";
 import { completionTimes } from "./program-completion.ts";
 import type { RunRecords } from "./records.ts";
 import type { RunReport } from "./report.ts";
@@ -17,7 +18,7 @@ export interface HtmlRun {
   report: RunReport;
   records: RunRecords;
   /** KV usage per backend over the run (seconds; 0..1), when it was recorded. */
-  kv?: { t_s: number[]; backends: { id: string; kv_usage: (number | null)[] }[] } | null;
+  kv?: KvSeries | null;
 }
 
 /** Programs drawn in a run's timeline: the first to launch. */
@@ -234,7 +235,7 @@ figure{margin:12px 0}figcaption{color:#666;font-size:12px;margin-bottom:4px}
 <h2>Steps per minute</h2>${bars(runs)}
 <h2>Step latency (CDF)</h2><div id="cdf"></div>
 <h2>Program completion time (CDF)</h2><p class="legend">First request to release (a program never released: the end of its last step), over the programs completed in the steady window, whatever their start; programs still running at the end are left out.</p>${completion.x.length > 0 ? "" : '<p class="legend">No program completed in the steady window.</p>'}<div id="completion"></div>
-<h2>KV usage per backend over time</h2>${kvSections || '<p class="legend">Not recorded in these runs: no KV usage could be read from the <code>/metrics</code> they sampled (not exported, not reachable, or behind a token).</p>'}
+<h2>KV usage per backend over time</h2><p class="legend">Share of each backend's GPU KV blocks in use; dashed, the share of its host KV tier in use, where the run knows it (the simulator does; vLLM exports no such gauge).</p>${kvSections || '<p class="legend">Not recorded in these runs: no KV usage could be read from the <code>/metrics</code> they sampled (not exported, not reachable, or behind a token).</p>'}
 <h2>Pause timeline per program</h2><p class="legend"><b style="background:#d35400"></b>held by the router<b style="background:#2f5fb3"></b>running on the engine; blank between steps: tool calls</p>${timelines}
 <script>${uplotJs}</script>
 <script>
@@ -247,10 +248,13 @@ const cdfPlot = (c, id, x, y) => { if (c.x.length > 0) new uPlot({ width: W, hei
 cdfPlot(D.cdf, "cdf", "step latency (s)", "share of steps");
 cdfPlot(D.completion, "completion", "program completion time (s)", "share of programs");
 D.kv.forEach((kv, i) => { if (!kv) return;
+  // A backend's host KV tier, when the run knows it, is drawn dashed in the backend's colour.
+  const lines = kv.backends.flatMap((b, j) => [{ label: b.id + " GPU", values: b.kv_usage, j, dash: null }]
+    .concat(b.host_usage ? [{ label: b.id + " host tier", values: b.host_usage, j, dash: [6, 4] }] : []));
   new uPlot({ width: W, height: 220, scales: { x: { time: false }, y: { range: [0, 1] } },
     axes: [{ label: "s" }, { size: 60, values: (u, t) => t.map((v) => Math.round(v * 100) + " %") }],
-    series: [{}].concat(kv.backends.map((b, j) => ({ label: b.id, stroke: D.palette[j % D.palette.length], width: 1.5 }))) },
-    [kv.t_s].concat(kv.backends.map((b) => b.kv_usage)), document.getElementById("kv-" + i)); });
+    series: [{}].concat(lines.map((l) => ({ label: l.label, stroke: D.palette[l.j % D.palette.length], width: 1.5, dash: l.dash || undefined }))) },
+    [kv.t_s].concat(lines.map((l) => l.values)), document.getElementById("kv-" + i)); });
 </script>
 </body></html>
 `;

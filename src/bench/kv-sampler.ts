@@ -10,7 +10,12 @@ import { type Clock, type TimerHandle, wallClock } from "../runtime/clock.ts";
 
 export interface KvSeries {
   t_s: number[];
-  backends: { id: string; kv_usage: (number | null)[] }[];
+  backends: {
+    id: string;
+    kv_usage: (number | null)[];
+    /** Share of the host KV tier in use (0..1), when the run knows it (the simulator does). */
+    host_usage?: (number | null)[];
+  }[];
 }
 
 const EVERY_MS = 1000;

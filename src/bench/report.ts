@@ -6,6 +6,7 @@ import {
   ttftValues,
   type Window,
 } from "./class-report.ts";
+import type { EnginePromptTokens } from "./engine-window.ts";
 import { type Summary, summarize } from "./percentile.ts";
 import {
   type BatchJson,
@@ -103,6 +104,11 @@ export interface RunReport {
   errors_total: number;
   /** Per priority class (class-report.ts); programs without a class count as `default`. */
   classes: Partial<Record<PriorityClass, ClassReport>>;
+  /**
+   * The same window's prompt tokens as the engines counted them (engine-window.ts), when the
+   * run could read them (`bench compare`'s simulated backends); null when a reading failed.
+   */
+  engine_prompt_tokens?: EnginePromptTokens | null;
 }
 
 function latency(s: Summary): LatencyJson {

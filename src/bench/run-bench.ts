@@ -30,6 +30,8 @@ export interface BenchRunOptions {
   streamShare?: number;
   /** The driver's time (default: the wall clock). */
   clock?: Clock;
+  /** Called once the closed loop has started: the run's time zero. */
+  onStart?: () => void;
 }
 
 export interface BenchRunResult {
@@ -53,6 +55,7 @@ export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
       streamShare: o.streamShare,
       clock: o.clock,
     });
+    o.onStart?.();
     const bar = o.progress
       ? startProgressBar(loop.progress, {
           label: o.router,
@@ -121,6 +124,7 @@ export async function runBenchAt(
     model: string;
     maxModelLen: number | null;
     programIdPrefix: string;
+    onStart?: () => void;
   },
 ): Promise<BenchRunResult> {
   const spec = target.maxModelLen ? limitContext(s.workload, target.maxModelLen) : s.workload;
@@ -138,5 +142,6 @@ export async function runBenchAt(
     programIdPrefix: target.programIdPrefix,
     streamShare: s.streamShare,
     clock: s.clock,
+    onStart: target.onStart,
   });
 }

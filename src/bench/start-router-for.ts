@@ -37,8 +37,13 @@ const SCALED_TIMES = [
  * compare` works), resolved here, and its clocks run at the run's time scale like the engines
  * and the tool times: the scaled values are handed over as flags.
  */
-export const startRouterProcess: RouterStarter = async (mode, backends, timeScale) => {
-  const c = compareRouterConfig(mode, backends, timeScale);
+export const startRouterProcess: RouterStarter = async (
+  mode,
+  backends,
+  timeScale,
+  kvBytesPerToken,
+) => {
+  const c = compareRouterConfig(mode, backends, timeScale, kvBytesPerToken);
   return startMaitredProcess(
     [
       "serve",
@@ -57,6 +62,7 @@ export const startRouterProcess: RouterStarter = async (mode, backends, timeScal
       "--tail",
       c.tail,
       ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
+      ...(c.kvBytesPerToken === null ? [] : ["--kv-bytes-per-token", String(c.kvBytesPerToken)]),
     ],
     "maitred listening",
   );
@@ -67,10 +73,18 @@ function compareRouterConfig(
   mode: "default" | "tr",
   backends: string[],
   timeScale: number,
+  kvBytesPerToken: number | null,
 ): RouterConfig {
   return scaleRouterTimes(
     resolveRouterConfig({
-      flags: { router: mode, backends: backends.join(","), host: "127.0.0.1", port: "0" },
+      flags: {
+        router: mode,
+        backends: backends.join(","),
+        host: "127.0.0.1",
+        port: "0",
+        // The simulated backends' model, so tr can size their host tier.
+        ...(kvBytesPerToken === null ? {} : { "kv-bytes-per-token": String(kvBytesPerToken) }),
+      },
       env: process.env,
     }),
     timeScale,
@@ -87,8 +101,11 @@ export function inProcessStarters(
   logger: Logger = silentLogger,
 ): { startRouter: RouterStarter; startBackend: BackendStarter } {
   return {
-    startRouter: (mode, backends, timeScale) =>
-      startRouter(compareRouterConfig(mode, backends, timeScale), { clock, logger }),
+    startRouter: (mode, backends, timeScale, kvBytesPerToken) =>
+      startRouter(compareRouterConfig(mode, backends, timeScale, kvBytesPerToken), {
+        clock,
+        logger,
+      }),
     startBackend: (settings) => startSimBackend({ ...settings, clock, logger }),
   };
 }

@@ -41,7 +41,11 @@ export function registerSimulate(program: Command, io: CliIo): void {
         if (o.html) {
           const kv = {
             t_s: r.series.t_s,
-            backends: r.series.backends.map((b) => ({ id: b.id, kv_usage: b.kv_usage })),
+            backends: r.series.backends.map((b) => ({
+              id: b.id,
+              kv_usage: b.kv_usage,
+              ...(b.host_usage === undefined ? {} : { host_usage: b.host_usage }),
+            })),
           };
           htmlRuns.push({ report: r, records, kv });
         }

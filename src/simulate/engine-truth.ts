@@ -41,6 +41,8 @@ export interface BackendSeries {
   router_used_tokens: number[];
   /** The prefix-sharing credit the core derived from this tick's sample. */
   router_shared_tokens: number[];
+  /** Share of the host KV tier's blocks in use (0..1); absent without a tier. */
+  host_usage?: number[];
 }
 
 export interface TruthSeries {
@@ -91,6 +93,7 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
       waiting: [],
       router_used_tokens: [],
       router_shared_tokens: [],
+      ...((b.engine.config.kvOffloadingSize ?? 0) > 0 ? { host_usage: [] } : {}),
     })),
   };
 
@@ -107,6 +110,12 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
         out.waiting.push(s.waiting ?? 0);
         out.router_used_tokens.push(Math.round(snap.backends[i].usedTokens));
         out.router_shared_tokens.push(Math.round(snap.backends[i].sharedTokens));
+        if (out.host_usage !== undefined) {
+          const tier = b.engine.stats().hostTier;
+          out.host_usage.push(
+            tier && tier.numBlocks > 0 ? round(tier.usedBlocks / tier.numBlocks, 4) : 0,
+          );
+        }
       });
     },
     markWindowStart(counters) {

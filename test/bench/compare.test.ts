@@ -27,8 +27,9 @@ describe("bench compare", () => {
   it("runs the same workload against every mode on fresh backends and reports each", async () => {
     const routed: { mode: string; backends: string[] }[] = [];
     // Stand-in router: forwards nothing, just points the bench at the first backend.
-    const startRouter: RouterStarter = async (mode, backends) => {
+    const startRouter: RouterStarter = async (mode, backends, _scale, kvBytesPerToken) => {
       routed.push({ mode, backends });
+      assert.equal(kvBytesPerToken, null, "no host tier: nothing to size");
       return { url: backends[0], close: async () => {} };
     };
     const started: string[] = [];
@@ -83,6 +84,53 @@ describe("bench compare", () => {
       "same workload, same steps",
     );
     assert.equal(reports[0].prompt_tokens.total, reports[1].prompt_tokens.total);
+    for (const r of reports) {
+      const e = r.engine_prompt_tokens;
+      assert.ok(e, `${r.router}: the engines' counters were read`);
+      assert.equal(e.host_loaded, 0, "no tier, no loads");
+      assert.equal(e.gpu_hits + e.prefilled, e.queried);
+    }
+  });
+
+  it("with a host tier: the backends get it, the router the model's bytes per token, and the report the engines' own split of prompt tokens", async () => {
+    const told: (number | null)[] = [];
+    const startRouter: RouterStarter = async (_mode, backends, _scale, kvBytesPerToken) => {
+      told.push(kvBytesPerToken);
+      return { url: backends[0], close: async () => {} };
+    };
+    const tiers: (number | undefined)[] = [];
+    const reports = await runCompare({
+      workload: { ...CHAT, seed: 4 },
+      concurrency: 4,
+      timeScale: 1,
+      warmupMs: 0,
+      maxPrograms: 8,
+      numBackends: 1,
+      // Too few blocks for four chats: prefixes leave the GPU between turns.
+      numGpuBlocks: 300,
+      profile: "llama-3.1-8b-h100",
+      kvOffloadingSize: 1,
+      modes: ["direct", "tr"],
+      extraUrls: [],
+      progress: false,
+      clock,
+      startRouter,
+      startBackend: (settings) => {
+        tiers.push(settings.kvOffloadingSize);
+        return inProcess.startBackend(settings);
+      },
+    });
+    assert.deepEqual(tiers, [1, 1]);
+    assert.deepEqual(told, [2 * 32 * 8 * 128 * 2], "Llama-3.1-8B's 128 KiB per token");
+    for (const r of reports) {
+      const e = r.engine_prompt_tokens;
+      assert.ok(e, `${r.router}: the engines' counters were read`);
+      assert.ok(e.host_loaded > 0, `${r.router}: evicted prefixes came back from host memory`);
+      assert.ok(e.host_load_s > 0);
+      assert.ok(e.queried >= r.prompt_tokens.total, "re-admissions count again");
+      // The client's cached tokens are the GPU hits and host loads of each first admission.
+      assert.ok(e.gpu_hits + e.host_loaded >= (r.prompt_tokens.cached ?? 0));
+    }
   });
 
   it("direct with several backends is a configuration error", async () => {

@@ -47,7 +47,16 @@ test("the HTML report is one page with everything inlined: the runs, the CDF's d
   ]);
   const dflt = run("default", [step("a", 0, 6000, 0), step("b", 100, 8100, 0)]);
   const html = renderHtmlReport(
-    [{ ...tr, kv: { t_s: [0, 5, 10], backends: [{ id: "b0", kv_usage: [0, 0.5, 0.25] }] } }, dflt],
+    [
+      {
+        ...tr,
+        kv: {
+          t_s: [0, 5, 10],
+          backends: [{ id: "b0", kv_usage: [0, 0.5, 0.25], host_usage: [0, 0.1, 0.3] }],
+        },
+      },
+      dflt,
+    ],
     "a <test> run",
   );
   assert.match(html, /<title>a &lt;test&gt; run<\/title>/, "text is escaped");
@@ -67,6 +76,14 @@ test("the HTML report is one page with everything inlined: the runs, the CDF's d
     );
     assert.equal(ys.at(-1), 1, "every step is at or under the longest latency");
   }
+  assert.deepEqual(
+    data.kv[0],
+    {
+      t_s: [0, 5, 10],
+      backends: [{ id: "b0", kv_usage: [0, 0.5, 0.25], host_usage: [0, 0.1, 0.3] }],
+    },
+    "the host tier's use travels with the GPU's",
+  );
   assert.deepEqual(data.kv[1], null, "the second run recorded no KV");
   assert.ok(html.includes('id="kv-0"') && !html.includes('id="kv-1"'));
   // The tr run's timeline: b was held 2 s (one orange strip), three running strips.

@@ -96,6 +96,21 @@ test("engine truth: KV usage is sampled every tick and summarised over the windo
   }
 });
 
+test("engine truth: a host tier's use is sampled every tick beside the GPU's, and only with a tier", () => {
+  const plain = sharedRun({ router: "default", schedulerIntervalMs: 5000 });
+  for (const b of plain.report.series.backends) assert.equal(b.host_usage, undefined);
+  // 0.05 GiB holds 400 blocks of Llama-3.1-8B: the tiny cache's evictions fill it.
+  const tiered = smallRun({ router: "default", schedulerIntervalMs: 5000, kvOffloadingSize: 0.05 });
+  const ticks = tiered.report.series.t_s.length;
+  for (const b of tiered.report.series.backends) {
+    const host = b.host_usage ?? [];
+    assert.equal(host.length, ticks);
+    assert.equal(host[0], 0, "empty at the start");
+    assert.ok(host.every((v) => v >= 0 && v <= 1));
+    assert.ok(Math.max(...host) > 0.5, `${b.id}: evicted KV filled the host tier`);
+  }
+});
+
 test("a forced resume fires at its deadline between two ticks, as the HTTP runtime arms it", () => {
   const { knobs } = resolveTrKnobs({ maxPause: "7s" });
   const { report, records } = smallRun({
