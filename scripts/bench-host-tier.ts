@@ -11,9 +11,13 @@
  *
  *   node_modules/.bin/node scripts/bench-host-tier.ts [--sizes 0,25,50,100,200,400]
  *     [--seeds 7,1] [--workload deepseek] [--concurrency 128] [--quick] [--jobs 2]
- *     [--json out.json]
+ *     [--json out.json] [--svg chart.svg]
+ *
+ * `--from-json a.json[,b.json]` prints the tables and draws the chart from the `--json` of
+ * earlier invocations instead of running (a later file's run replaces an earlier one's of the
+ * same workload, seed, router and size), so a re-run of some sizes joins the rest.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { camel, parseFlag } from "../src/config/setting.ts";
@@ -65,6 +69,8 @@ const { values: args } = parseArgs({
     quick: { type: "boolean", default: false },
     jobs: { type: "string" },
     json: { type: "string" },
+    svg: { type: "string" },
+    "from-json": { type: "string" },
   },
 });
 
@@ -143,6 +149,72 @@ function table(results: RunResult[], workload: string, seed: number, sizes: numb
   return lines.join("\n");
 }
 
+const COLOURS: Record<Router, string> = { default: "#7f8c8d", tr: "#2f5fb3", oracle: "#1a7f37" };
+
+/**
+ * Steps/min against the host tier's size, the mean over the seeds: a line per router (the
+ * oracle has no tier: a level line), sizes evenly spaced. Self-contained SVG with its legend.
+ */
+function chart(results: RunResult[], workload: string, seeds: number[], sizes: number[]): string {
+  const mean = (router: Router, size: number) => {
+    const runs = results.filter(
+      (r) =>
+        r.spec.workload === workload &&
+        seeds.includes(r.spec.seed) &&
+        r.spec.router === router &&
+        (router === "oracle" || r.spec.sizeGiB === size),
+    );
+    return runs.reduce((a, r) => a + r.stepsPerMin, 0) / runs.length;
+  };
+  const lines = ROUTERS.map((router) => ({ router, ys: sizes.map((size) => mean(router, size)) }));
+  const [w, h, left, right, top, bottom] = [640, 340, 56, 110, 34, 44];
+  const top100 = Math.ceil(Math.max(...lines.flatMap((l) => l.ys)) / 50) * 50;
+  const x = (i: number) => left + ((w - left - right) * i) / Math.max(1, sizes.length - 1);
+  const y = (v: number) => top + (h - top - bottom) * (1 - v / top100);
+  const out: string[] = [];
+  for (let v = 0; v <= top100; v += 50) {
+    out.push(
+      `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+      `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`,
+    );
+  }
+  sizes.forEach((size, i) => {
+    out.push(`<text x="${x(i)}" y="${h - bottom + 16}" text-anchor="middle">${size}</text>`);
+  });
+  for (const { router, ys } of lines) {
+    const points = ys.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    const dash = router === "oracle" ? ' stroke-dasharray="6 4"' : "";
+    out.push(
+      `<polyline points="${points}" fill="none" stroke="${COLOURS[router]}" stroke-width="2"${dash}/>`,
+      ...ys.map(
+        (v, i) =>
+          `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${COLOURS[router]}"/>`,
+      ),
+      `<text x="${w - right + 8}" y="${y(ys[ys.length - 1]) + 4}" fill="${COLOURS[router]}">${router === "oracle" ? "oracle (no tier)" : router}</text>`,
+    );
+  }
+  const title = `${workload}, ${results[0]?.spec.concurrency ?? ""} programs: steps/min (mean of seeds ${seeds.join(", ")})`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" font-family="system-ui, sans-serif" font-size="12">
+<rect width="${w}" height="${h}" fill="#fff"/>
+<text x="${left}" y="18" font-size="13">${title}</text>
+${out.join("\n")}
+<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">host KV tier per engine (GiB)</text>
+</svg>
+`;
+}
+
+/** The results of earlier `--json` files; a later file's run replaces an earlier one's. */
+function readResults(files: string): RunResult[] {
+  const byKey = new Map<string, RunResult>();
+  for (const file of files.split(",")) {
+    for (const r of JSON.parse(readFileSync(file, "utf8")) as RunResult[]) {
+      const { workload, seed, router, sizeGiB } = r.spec;
+      byKey.set(JSON.stringify([workload, seed, router, router === "oracle" ? 0 : sizeGiB]), r);
+    }
+  }
+  return [...byKey.values()];
+}
+
 async function main(): Promise<void> {
   const sizes = parseFlag("sizes", listOfItems(nonNegative()), args.sizes) as number[];
   const seeds = parseFlag("seeds", listOfItems(integer(0, MAX_INT)), args.seeds) as number[];
@@ -159,16 +231,20 @@ async function main(): Promise<void> {
     }
   }
   const script = fileURLToPath(import.meta.url);
-  const results = await runInChildren<RunSpec, RunResult>(
-    script,
-    specs,
-    jobsOf(args.jobs),
-    (r) =>
-      `${r.spec.router} ${r.spec.sizeGiB} GiB seed ${r.spec.seed}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(0)} s wall)`,
-  );
+  const results =
+    args["from-json"] !== undefined
+      ? readResults(args["from-json"])
+      : await runInChildren<RunSpec, RunResult>(
+          script,
+          specs,
+          jobsOf(args.jobs),
+          (r) =>
+            `${r.spec.router} ${r.spec.sizeGiB} GiB seed ${r.spec.seed}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(0)} s wall)`,
+        );
   const out = seeds.map((seed) => table(results, workload, seed, sizes));
   process.stdout.write(`${out.join("\n\n")}\n`);
   if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+  if (args.svg !== undefined) writeFileSync(args.svg, chart(results, workload, seeds, sizes));
 }
 
 await benchEntry("bench-host-tier", args.one, runOne, main);
