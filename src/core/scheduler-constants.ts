@@ -129,7 +129,8 @@ export const HOST_TIER_MARGIN = 1.5;
  * with lending early wherever the tier held the contexts, tr lost 1–5 % of steps/min at 25–200
  * GiB per engine (0.5–3.9 × the GPU's KV) and gained 7–9 % at 400 GiB (7.9 ×). Below the
  * multiple, programs the tier holds at start-up lend early, then lose their contexts to the LRU
- * as the contexts grow. Where between 3.9 and 7.9 × the loss turns to a gain is not measured;
- * 6 sits between them.
+ * as the contexts grow. At 300 GiB (5.9 ×) a floor of 6 gave 231.7 / 233.9 steps/min and a
+ * floor of 5 gives 241.0 / 250.6 (default: 235.8 / 234.6), longest wait 261–263 s: the loss
+ * turns to a gain between 3.9 and 5.9 ×, and 5 sits between them.
  */
-export const HOST_TIER_MIN_GPU_MULTIPLE = 6;
+export const HOST_TIER_MIN_GPU_MULTIPLE = 5;

@@ -152,7 +152,7 @@ test("the contexts a host tier must hold include those of the programs paused fr
     h.turn("a1", "A", 800);
     h.tick({ b0: sample(1500) }); // 1400 + 200 > 1500: P (smaller) paused
     assert.equal(h.program("P")?.state, "PAUSED");
-    // A GPU of 200 tokens (a tier from 6 × that counts); A, alone there, is never paused.
+    // A GPU of 200 tokens (a tier from 5 × that counts); A, alone there, is never paused.
     h.tick({ b0: sample(200, tier(hostKvTokens)) });
     assert.equal(h.program("A")?.lent, lent, `host tier of ${hostKvTokens} tokens`);
   }
@@ -171,10 +171,10 @@ test("a host tier holds the contexts from 1.5 times their size until they outgro
   assert.deepEqual(lentAfter([900]), [false], "900 × 1.5 > 1000: not on to begin with");
 });
 
-test("a host tier smaller than 6 times the GPU's KV never counts as holding the contexts", () => {
+test("a host tier smaller than 5 times the GPU's KV never counts as holding the contexts", () => {
   for (const [hostKvTokens, lent] of [
-    [11_999, false],
-    [12_000, true],
+    [9_999, false],
+    [10_000, true],
   ] as const) {
     const h = actingOnTier(tier(hostKvTokens)); // GPU: 2000 tokens
     assert.equal(h.program("A")?.lent, lent, `host tier of ${hostKvTokens} tokens`);
