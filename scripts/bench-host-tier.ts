@@ -195,6 +195,7 @@ function chart(results: RunResult[], workload: string, seeds: number[], sizes: n
   }
   const title = `${workload}, ${results[0]?.spec.concurrency ?? ""} programs: steps/min (mean of seeds ${seeds.join(", ")})`;
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" font-family="system-ui, sans-serif" font-size="12">
+<title>${title}</title>
 <rect width="${w}" height="${h}" fill="#fff"/>
 <text x="${left}" y="18" font-size="13">${title}</text>
 ${out.join("\n")}
