@@ -168,11 +168,11 @@ function chart(results: RunResult[], workload: string, seeds: number[], sizes: n
   };
   const lines = ROUTERS.map((router) => ({ router, ys: sizes.map((size) => mean(router, size)) }));
   const [w, h, left, right, top, bottom] = [640, 340, 56, 110, 34, 44];
-  const top100 = Math.ceil(Math.max(...lines.flatMap((l) => l.ys)) / 50) * 50;
+  const yMax = Math.ceil(Math.max(...lines.flatMap((l) => l.ys)) / 50) * 50;
   const x = (i: number) => left + ((w - left - right) * i) / Math.max(1, sizes.length - 1);
-  const y = (v: number) => top + (h - top - bottom) * (1 - v / top100);
+  const y = (v: number) => top + (h - top - bottom) * (1 - v / yMax);
   const out: string[] = [];
-  for (let v = 0; v <= top100; v += 50) {
+  for (let v = 0; v <= yMax; v += 50) {
     out.push(
       `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
       `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`,

@@ -8,6 +8,7 @@
  */
 import { parsePrometheusText } from "../backends/prometheus-text.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
+import { readMetrics } from "./kv-sampler.ts";
 
 export interface EnginePromptTokens {
   /** Prompt tokens the engines admitted, re-admissions after preemption included. */
@@ -61,8 +62,7 @@ async function readAll(urls: readonly string[]): Promise<Counters | null> {
   const read = await Promise.all(
     urls.map(async (url) => {
       try {
-        const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) });
-        return res.ok ? enginePromptCounters(await res.text()) : null;
+        return enginePromptCounters(await readMetrics(url, AbortSignal.timeout(5000)));
       } catch {
         return null;
       }

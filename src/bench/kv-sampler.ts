@@ -53,7 +53,8 @@ export function kvUsageFromMetrics(text: string, id: string): Map<string, number
   return new Map();
 }
 
-async function readMetrics(url: string, signal: AbortSignal): Promise<string> {
+/** A server's `/metrics` text; throws when it does not answer 200. */
+export async function readMetrics(url: string, signal: AbortSignal): Promise<string> {
   const res = await fetch(`${url}/metrics`, { signal });
   if (!res.ok) throw new Error(`${url}/metrics answered ${res.status}`);
   return res.text();
