@@ -35,6 +35,7 @@ export type ErrorCode =
   | "paused_too_long"
   | "preempted"
   | "shutting_down"
+  | "cell_draining"
   | "injected_failure"
   | "internal";
 
@@ -163,6 +164,14 @@ export const Errors = {
     new MaitredError(503, "preempted", "Request was preempted by a higher-priority program.", {
       headers: { "retry-after": "1", "x-maitred-preempted": "true" },
     }),
+  /** A draining cell refuses programs it does not have; a balancer or the SDK's retry moves them. */
+  cellDraining: (cell: string) =>
+    new MaitredError(
+      503,
+      "cell_draining",
+      `Router cell ${cell} is draining and takes no new programs; retry and the balancer sends the request to another cell.`,
+      { headers: { "retry-after": "1" } },
+    ),
   shuttingDown: () =>
     new MaitredError(503, "shutting_down", "Server is shutting down.", {
       headers: { "retry-after": "5" },

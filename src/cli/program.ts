@@ -1,5 +1,6 @@
 import { Command } from "commander";
 import { registerBench } from "./bench.ts";
+import { registerCells } from "./cells.ts";
 import { type CliIo, processIo } from "./cli-io.ts";
 import { registerConfig } from "./config.ts";
 import { registerServe } from "./serve.ts";
@@ -24,5 +25,6 @@ export function buildProgram(io: CliIo = processIo): Command {
   registerBench(program, io);
   registerSimulate(program, io);
   registerConfig(program, io);
+  registerCells(program, io);
   return program;
 }

@@ -1,7 +1,8 @@
 /**
  * `maitred serve`: the router. Flags are generated from its settings
  * (src/config/router-config.ts) with ThunderAgent's names and defaults; each has a `MAITRED_*`
- * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT stop it gracefully.
+ * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT drain it (new programs
+ * refused while its own go on, `--drain`), then stop it gracefully.
  */
 import type { Command } from "commander";
 import { resolveRouterConfig } from "../config/load-config.ts";
@@ -30,6 +31,7 @@ export function registerServe(program: Command, io: CliIo): void {
     process.on("exit", sink.flush);
     const logger = createLogger({
       level: config.logLevel,
+      fields: { cell: config.cell },
       write: sink.line,
       pretty: io.stderrIsTTY,
     });
@@ -45,7 +47,7 @@ export function registerServe(program: Command, io: CliIo): void {
       if (stopping) return;
       stopping = true;
       io.stderr(`maitred: ${signal} received, ${router ? "draining" : "stopping start-up"}\n`);
-      if (router) router.close().then(stopped, stopped);
+      if (router) router.drain().then(stopped, stopped);
       else starting.abort(new Error(`${signal} during start-up`));
     };
     process.on("SIGTERM", () => stop("SIGTERM"));

@@ -5,7 +5,7 @@
  * CLI unless noted; the scheduler's numbers come from the core's own defaults so router and
  * simulator agree.
  */
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
@@ -77,6 +77,10 @@ export interface RouterConfig {
   pollConcurrency: number;
   upstreamConnections: number;
   shutdownGraceMs: number;
+  /** `--drain`: how long a stopping cell serves the programs it has before it stops. */
+  drainMs: number;
+  /** `--cell`: this router's name in ids, metrics and logs when several run side by side. */
+  cell: string;
   /** `--hold-keepalive`: a held stream gets its SSE head at once and a comment every 15 s. */
   holdKeepalive: "on" | "off";
   /** `--access-log`: one log line per finished request at info. */
@@ -109,6 +113,13 @@ const POLL_TIMEOUT_S = 10;
 const POLL_CONCURRENCY = 8;
 /** How long in-flight streams may run after SIGTERM before they are cancelled, in seconds. */
 const SHUTDOWN_GRACE_S = 30;
+/**
+ * Two health checks of a balancer polling each second take a stopping cell out of its ring;
+ * ten seconds covers them and the requests already on their way.
+ */
+const DRAIN_S = 10;
+/** A cell's name: what HAProxy takes as a server name, and safe in a label and a log line. */
+export const CELL_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/;
 /** Upper bound for `sim:N`: each simulated backend is a server in this process. */
 const MAX_SIM_BACKENDS = 64;
 
@@ -467,6 +478,25 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     schema: duration({ allowZero: true }),
   },
   {
+    key: "drain",
+    prop: "drainMs",
+    arg: "<seconds>",
+    help: "after SIGTERM, how long the router goes on serving the programs it has while /health answers 503 and new programs get 503 with Retry-After (a balancer moves them to another cell); it stops sooner once nothing is in flight; then --shutdown-grace applies",
+    default: DRAIN_S,
+    schema: duration({ allowZero: true }),
+  },
+  {
+    key: "cell",
+    prop: "cell",
+    arg: "<name>",
+    help: "this router's name among several behind one balancer, carried by its request ids, /metrics (label cell), logs and /health",
+    defaultText: "the host name",
+    schema: textMatching(
+      CELL_NAME,
+      "must be 1–63 letters, digits, '.', '_' or '-', starting with a letter or digit",
+    ),
+  },
+  {
     key: "hold-keepalive",
     prop: "holdKeepalive",
     arg: "<mode>",
@@ -532,6 +562,7 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     simBackends: 0,
     maxBufferedBytes: null,
     adminToken: null,
+    cell: hostname(),
     kvBytesPerToken: null,
     hostKvTokens: null,
     sim: {},

@@ -23,6 +23,11 @@ export interface RouterMetricsOptions {
    */
   priority?: { queueWaitObservations(): QueueWaitObservation[] };
   registry?: Registry;
+  /**
+   * `--cell`: the router's name as an info series (`maitred_cell_info{cell}`), the way
+   * Prometheus joins a target to what it is, and whether it takes new programs now.
+   */
+  cell?: { name: string; takesNewPrograms(): boolean };
 }
 
 export interface RouterMetrics {
@@ -83,6 +88,24 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
       }
     },
   });
+
+  const cell = options.cell;
+  if (cell !== undefined) {
+    new Gauge({
+      name: "maitred_cell_info",
+      help: "This router's --cell name (always 1); join on the scrape's instance label.",
+      labelNames: ["cell"],
+      registers,
+    }).set({ cell: cell.name }, 1);
+    new Gauge({
+      name: "maitred_cell_takes_new_programs",
+      help: "1 while this router takes new programs; 0 while it drains, stops or has no healthy backend (its /health answers 503).",
+      registers,
+      collect() {
+        this.set(cell.takesNewPrograms() ? 1 : 0);
+      },
+    });
+  }
 
   const counterFrom = (name: string, help: string, key: keyof SchedulerCounters) => {
     let last = 0;

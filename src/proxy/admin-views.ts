@@ -2,6 +2,7 @@
  * JSON views for the admin endpoints, shaped like ThunderAgent's (lower-case status/state, objects keyed by program id or backend URL) with the fields
  * maitred adds (time paused, marks, parent, in-flight count, engine truth).
  */
+
 import type { TailFields } from "../config/tail-preset.ts";
 import type {
   BackendView,
@@ -12,6 +13,7 @@ import type {
 } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { splitProgramKey } from "./program-scope.ts";
+import type { CellPhase } from "./proxy-deps.ts";
 
 export function programJson(p: ProgramView) {
   const { tenant, programId } = splitProgramKey(p.id);
@@ -87,9 +89,26 @@ function count<T>(items: readonly T[], pred: (x: T) => boolean): number {
   return n;
 }
 
+/**
+ * Whether this router takes new programs, and why not: a balancer's health check reads the
+ * answer's status (200 or 503) to keep the cell in its ring or move new programs elsewhere.
+ * A cell with no healthy backend could only park or refuse them.
+ */
+export function takesNewPrograms(
+  phase: CellPhase,
+  snapshot: SchedulerSnapshot,
+): { takes: boolean; status: string } {
+  if (phase === "stopping") return { takes: false, status: "shutting_down" };
+  if (phase === "draining") return { takes: false, status: "draining" };
+  if (!snapshot.backends.some((b) => b.healthy))
+    return { takes: false, status: "no_healthy_backend" };
+  return { takes: true, status: "ok" };
+}
+
 export function healthJson(
   snapshot: SchedulerSnapshot,
-  draining: boolean,
+  cell: string,
+  phase: CellPhase,
   profileEnabled: boolean,
 ) {
   const ps = snapshot.programs;
@@ -106,8 +125,11 @@ export function healthJson(
       anonymous_in_flight: b.anonymousInFlight,
     };
   }
+  const { takes, status } = takesNewPrograms(phase, snapshot);
   return {
-    status: draining ? "shutting_down" : "ok",
+    status,
+    cell,
+    takes_new_programs: takes,
     mode: snapshot.mode,
     scheduling_enabled: snapshot.mode === "tr",
     backends: snapshot.backends.map((b) => b.id),

@@ -166,9 +166,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return c.json({ program_id: id, ...(tenant === null ? {} : { tenant }), released: known });
   });
 
-  app.get("/health", (c) =>
-    c.json(healthJson(loop.scheduler.snapshot(), deps.isDraining(), deps.profiler !== null)),
-  );
+  // 503 while the cell takes no new programs: a balancer's check moves them elsewhere.
+  app.get("/health", (c) => {
+    const body = healthJson(
+      loop.scheduler.snapshot(),
+      deps.cell,
+      deps.phase(),
+      deps.profiler !== null,
+    );
+    return c.json(body, body.takes_new_programs ? 200 : 503);
+  });
   app.get("/backends", (c) =>
     c.json(backendsJson(loop.scheduler.snapshot(), deps.latestSample, deps.bounds)),
   );
@@ -193,7 +200,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     feed: deps.ui,
     clock: deps.clock,
     adminToken: deps.adminToken,
-    isDraining: deps.isDraining,
+    isDraining: deps.isStopping,
   });
 
   app.notFound((c) => {
@@ -203,7 +210,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     const res = toErrorResponse(err);
     const access = c.get("access");
     if (access) access.errorCode = String(res.body.error.code);
-    if (deps.isDraining() && c.env?.outgoing) c.env.outgoing.shouldKeepAlive = false;
+    if (deps.isStopping() && c.env?.outgoing) c.env.outgoing.shouldKeepAlive = false;
     if (res.status >= 500 && res.body.error.type === "InternalServerError") {
       deps.logger.error("request failed", { requestId: c.get("requestId"), path: c.req.path, err });
     }

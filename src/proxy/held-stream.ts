@@ -71,7 +71,7 @@ function bodyEvent(status: number, body: Buffer): string {
 }
 
 export function createHeldStream(
-  deps: Pick<ProxyDeps, "clock" | "loop" | "isDraining" | "logger">,
+  deps: Pick<ProxyDeps, "clock" | "loop" | "isStopping" | "logger">,
   outgoing: ServerResponse,
   programId: string | null,
 ): HeldStream {
@@ -119,7 +119,7 @@ export function createHeldStream(
       requestId = id;
       if (!stream.opened) {
         (stream as { opened: boolean }).opened = true;
-        if (deps.isDraining()) outgoing.shouldKeepAlive = false;
+        if (deps.isStopping()) outgoing.shouldKeepAlive = false;
         outgoing.writeHead(200, {
           "content-type": "text/event-stream; charset=utf-8",
           "cache-control": "no-cache",

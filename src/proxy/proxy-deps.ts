@@ -12,6 +12,9 @@ import type { UpstreamStream } from "./prepare-request.ts";
 import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
 
+/** Where a router is in its life: a SIGTERM turns serving into draining, then stopping. */
+export type CellPhase = "serving" | "draining" | "stopping";
+
 /** Everything the HTTP layer needs, built once by the composition root. */
 export interface ProxyDeps {
   loop: RunLoop;
@@ -46,5 +49,9 @@ export interface ProxyDeps {
   /** A request was parked by the core (the runtime may need an earlier deadline tick). */
   onParked(): void;
   /** True once shutdown began: new requests are refused with 503. */
-  isDraining(): boolean;
+  isStopping(): boolean;
+  /** Serving, draining (new programs refused, known ones served) or stopping. */
+  phase(): CellPhase;
+  /** This router's name among cells (`--cell`), in /health. */
+  cell: string;
 }

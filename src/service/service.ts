@@ -21,10 +21,12 @@ import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
 import { createRouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
+import { takesNewPrograms } from "../proxy/admin-views.ts";
 import { createBodyBudget, defaultBodyBudgetBytes } from "../proxy/body-budget.ts";
 import { createCallerResolver } from "../proxy/caller.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
+import type { CellPhase } from "../proxy/proxy-deps.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
 import { type Clock, type TimerHandle, wallClock } from "../runtime/clock.ts";
 import { createInflightTracker } from "../runtime/inflight-tracker.ts";
@@ -62,6 +64,11 @@ export interface RouterHandle {
   ticker: Ticker;
   /** Graceful stop: refuse new requests, 503 the parked, let streams finish (bounded). */
   close(): Promise<void>;
+  /**
+   * What SIGTERM does: for up to `--drain`, refuse new programs (503, /health 503) while the
+   * programs the router has go on, ending sooner once nothing is in flight; then `close()`.
+   */
+  drain(): Promise<void>;
 }
 
 /** Retry delay for a deadline that is already due but still reported (spin guard). */
@@ -77,7 +84,8 @@ export async function startRouter(
   config: RouterConfig,
   options: StartRouterOptions = {},
 ): Promise<RouterHandle> {
-  const logger = options.logger ?? createLogger({ level: config.logLevel });
+  const logger =
+    options.logger ?? createLogger({ level: config.logLevel, fields: { cell: config.cell } });
   const clock = options.clock ?? wallClock;
   const sims =
     config.simBackends > 0
@@ -114,7 +122,7 @@ export async function startRouter(
     clock,
     snapshot: () => loop.scheduler.snapshot(),
     holds: () => loop.scheduler.holds(),
-    isDraining: () => draining,
+    isDraining: () => draining || refusingNew,
   });
   const build = options.createScheduler ?? createScheduler;
   const loop = createRunLoop({
@@ -139,11 +147,19 @@ export async function startRouter(
       ? { queueWaitObservations: () => loop.scheduler.drainQueueWaitObservations?.() ?? [] }
       : undefined,
     latestSample: (id) => poller.latest(id)?.sample,
+    cell: {
+      name: config.cell,
+      takesNewPrograms: () => takesNewPrograms(phase(), loop.scheduler.snapshot()).takes,
+    },
   });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
   const inflight = createInflightTracker();
+  /** Shutdown began: everything new is refused and the loop winds down. */
   let draining = false;
+  /** SIGTERM's drain: new programs are refused, the router's own go on. */
+  let refusingNew = false;
   let requestSeq = 0;
+  const phase = (): CellPhase => (draining ? "stopping" : refusingNew ? "draining" : "serving");
 
   // A tick with no samples runs only the core's timeouts, resume and pause: used to act on a
   // deadline (forced resume, idle lease) that falls between two regular ticks.
@@ -234,12 +250,15 @@ export async function startRouter(
     responseFlavour: config.backendType,
     progressIntervalTokens: config.progressIntervalTokens,
     holdKeepalive: config.holdKeepalive === "on",
-    newRequestId: () => `req-${(++requestSeq).toString(36)}`,
+    // The cell's name keeps ids apart when several routers' logs are read together.
+    newRequestId: () => `${config.cell}-req-${(++requestSeq).toString(36)}`,
     // A parked request may bring a deadline (max pause, max wait) before the armed one.
     onParked() {
       if ((loop.scheduler.nextDeadline?.() ?? Number.POSITIVE_INFINITY) < armedAt) armDeadline();
     },
-    isDraining: () => draining,
+    isStopping: () => draining,
+    phase,
+    cell: config.cell,
     latestSample: (id) => poller.latest(id),
     bounds: config.router === "tr" ? config : null,
     accessLog: config.accessLog === "on",
@@ -292,6 +311,7 @@ export async function startRouter(
   ui.start();
   logger.info("maitred listening", {
     url,
+    cell: config.cell,
     mode: config.router,
     backends,
     // The default router never pauses, so it has no bounds on waiting to state.
@@ -338,6 +358,26 @@ export async function startRouter(
     await sims?.close();
     logger.info("maitred stopped");
   }
+  let drained: Promise<void> | null = null;
+  async function drainThenClose(): Promise<void> {
+    if (closing === null && config.drainMs > 0) {
+      refusingNew = true;
+      logger.info("draining: new programs are refused, the router's own go on", {
+        inFlight: inflight.size,
+        drainSeconds: config.drainMs / 1000,
+      });
+      let timer: TimerHandle | null = null;
+      await Promise.race([
+        inflight.whenIdle(),
+        new Promise<void>((resolve) => {
+          timer = clock.setTimeout(resolve, config.drainMs);
+        }),
+      ]);
+      (timer as TimerHandle | null)?.cancel();
+    }
+    closing ??= shutdown();
+    return closing;
+  }
   return {
     url,
     port,
@@ -347,6 +387,10 @@ export async function startRouter(
     close() {
       closing ??= shutdown();
       return closing;
+    },
+    drain() {
+      drained ??= drainThenClose();
+      return drained;
     },
   };
 }

@@ -41,6 +41,7 @@ test("/metrics keeps Prometheus's conventions as it grows: HELP on every family,
     const helps = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map((m) => m[1]));
     const bounded = new Set([
       "backend",
+      "cell",
       "class",
       "outcome",
       "kind",

@@ -33,7 +33,7 @@ function retryable(deps: ProxyDeps, attempt: Attempt, client: Client): boolean {
     attempt.grant !== null &&
     !answered(client.held, outgoing) &&
     !outgoing.destroyed &&
-    !deps.isDraining() &&
+    !deps.isStopping() &&
     elsewhere(deps, attempt.grant.backendId)
   );
 }

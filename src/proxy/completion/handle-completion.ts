@@ -35,7 +35,7 @@ export async function handleCompletion(
   requestId: string,
   access: AccessEntry | null = null,
 ): Promise<void> {
-  if (deps.isDraining()) throw Errors.shuttingDown();
+  if (deps.isStopping()) throw Errors.shuttingDown();
   // Read: the body is held against the budget until the request ends.
   const raw = await readBody(incoming, deps.maxBodySize, deps.bodyBudget);
   try {
@@ -49,6 +49,14 @@ export async function handleCompletion(
       deps.upstreamStream,
       deps.callers,
     );
+    // A draining cell finishes the programs it has; a new one (or a request of no program)
+    // belongs on a cell that stays, where the balancer sends the client's retry.
+    if (
+      deps.phase() === "draining" &&
+      (req.programKey === null || deps.loop.scheduler.program(req.programKey) === undefined)
+    ) {
+      throw Errors.cellDraining(deps.cell);
+    }
     // Set before anything is written, so the relayed head and an error envelope both carry it.
     if (req.priorityClass !== null) outgoing.setHeader("x-maitred-class", req.priorityClass);
     await serve(deps, req, { incoming, outgoing, requestId, held: null, access });

@@ -162,7 +162,7 @@ export class Trip implements UpstreamSink {
     if (!this.ok) this.deps.metrics.upstreamError("status");
     // While draining, each response closes its connection so shutdown need not wait for
     // keep-alive timeouts (Node keeps connections alive after server.close()).
-    if (this.deps.isDraining()) this.outgoing.shouldKeepAlive = false;
+    if (this.deps.isStopping()) this.outgoing.shouldKeepAlive = false;
     this.answer = this.pick(this, { status, headers }, sse);
   }
 
