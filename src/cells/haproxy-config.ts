@@ -171,11 +171,14 @@ defaults
     timeout queue 30s
     # The body is read before a cell is chosen, so its program id can be hashed.
     option http-buffer-request
-    # A cell that refused the connection or closed it without a byte of answer (it died) never
-    # ran the request: it is sent to another cell, not failed.
+    # A request a cell did not serve goes to another cell at once instead of failing: the
+    # cell refused the connection or closed it without a byte of answer (it died), or answered
+    # 503 before any byte (it drains and takes no new programs, or it has no healthy backend
+    # or no room for the body). Each retry goes to a cell not yet tried; two bound the load a
+    # fleet that is full everywhere sees from one request at three tries.
     retries 2
     option redispatch 1
-    retry-on conn-failure empty-response
+    retry-on conn-failure empty-response 503
     http-reuse safe
     # HAProxy's own errors in the envelope every OpenAI client parses; SDKs retry these.
     ${envelope(503, "No maitred cell is available; retry shortly.", "ServiceUnavailableError", "no_cell_available")} hdr retry-after 1

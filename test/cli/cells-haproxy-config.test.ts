@@ -49,6 +49,9 @@ test("haproxy-config reads the program id in the cells' order, hashes it consist
   assert.ok(lines.includes("server west west.internal:9000"));
   assert.ok(lines.includes("server west west.internal:9000 track cells_by_program/west"));
   assert.ok(lines.includes("balance leastconn"));
+  // A dead or draining cell's requests go to another cell instead of failing.
+  assert.ok(lines.includes("retry-on conn-failure empty-response 503"));
+  assert.ok(lines.includes("option redispatch 1"));
   // HAProxy's own errors are OpenAI envelopes.
   for (const status of [502, 503, 504]) {
     const line = lines.find((l) => l.startsWith(`http-error status ${status} `));
