@@ -489,7 +489,7 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     key: "cell",
     prop: "cell",
     arg: "<name>",
-    help: "this router's name among several behind one balancer, carried by its request ids, /metrics (label cell), logs and /health",
+    help: "this router's name among several behind one balancer, carried by its request ids, /metrics (maitred_cell_info), logs and /health",
     defaultText: "the host name",
     schema: textMatching(
       CELL_NAME,
