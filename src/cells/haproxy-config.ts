@@ -199,7 +199,8 @@ ${identity.join("\n")}
 backend cells_by_program
     balance hash var(txn.program)
     hash-type consistent sdbm avalanche
-    option httpchk GET /health
+    option httpchk
+    http-check send meth GET uri /health ver HTTP/1.1 hdr host maitred-cell
     http-check expect status 200
     default-server check inter ${checkMs} fall 2 rise 2 weight 100
 ${servers.join("\n")}
