@@ -264,7 +264,9 @@ export async function startRouter(
     accessLog: config.accessLog === "on",
     ui,
   });
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // An HTTP/1.0 request may come without a Host header (health checkers send them so); the
+  // adapter builds each request's URL from it, and would refuse one without it.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: "localhost" }) as Server;
   server.on("clientError", answerClientError);
   server.on("checkExpectation", refuseExpectation);
   // Responses not yet complete, so shutdown can wait for the last bytes (not only for the

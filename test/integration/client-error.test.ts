@@ -57,3 +57,9 @@ test("requests Node's parser refuses get the envelope, and the connection is clo
   const ok = await fetch(`${router.url}/health`);
   assert.equal(ok.status, 200, "the router keeps serving");
 });
+
+test("an HTTP/1.0 request without a Host header, as health checkers send, is served", async () => {
+  const res = await raw("GET /health HTTP/1.0\r\n\r\n");
+  assert.equal(res.status, 200, res.head);
+  assert.equal((JSON.parse(res.body) as { status: string }).status, "ok");
+});
