@@ -44,7 +44,9 @@ test("haproxy-config reads the program id in the cells' order, hashes it consist
   assert.ok(lines.includes("bind 127.0.0.1:7000"));
   assert.ok(lines.includes("balance hash var(txn.program)"));
   assert.ok(lines.includes("hash-type consistent sdbm avalanche"));
-  assert.ok(lines.includes("http-check send meth GET uri /health ver HTTP/1.1 hdr host maitred-cell"));
+  assert.ok(
+    lines.includes("http-check send meth GET uri /health ver HTTP/1.1 hdr host maitred-cell"),
+  );
   assert.ok(lines.includes("server east 10.1.0.5:8300"));
   assert.ok(lines.includes("server west west.internal:9000"));
   assert.ok(lines.includes("server west west.internal:9000 track cells_by_program/west"));
