@@ -5,12 +5,15 @@
 import type { Command } from "commander";
 import {
   DEFAULT_BIND,
+  DEFAULT_BODY_BUFFER_BYTES,
   DEFAULT_STATS_BIND,
   haproxyConfig,
+  MIN_BODY_BUFFER_BYTES,
   parseBind,
   parseCells,
 } from "../cells/haproxy-config.ts";
 import { IDENTITY_SOURCES, identityOrderSchema } from "../config/identity-sources.ts";
+import { byteSize } from "../config/values.ts";
 import { ConfigError } from "../errors.ts";
 import type { CliIo } from "./cli-io.ts";
 
@@ -31,6 +34,11 @@ export function registerCells(program: Command, io: CliIo): void {
       DEFAULT_STATS_BIND,
     )
     .option(
+      "--body-buffer <bytes>",
+      "HAProxy's buffer (tune.bufsize): the largest request body whose program id it reads; a larger one keeps its cell only by a header identity (16k–16MiB, e.g. 16KiB when clients send x-program-id)",
+      String(DEFAULT_BODY_BUFFER_BYTES),
+    )
+    .option(
       "--identity-order <sources>",
       `program id sources, first match wins, as the cells' own --identity-order (${IDENTITY_SOURCES.join(",")})`,
       IDENTITY_SOURCES.join(","),
@@ -43,8 +51,20 @@ export function registerCells(program: Command, io: CliIo): void {
           order.error.issues.map((i) => i.message).join("; "),
         );
       }
+      const buffer = byteSize().safeParse(opts.bodyBuffer);
+      if (
+        !buffer.success ||
+        buffer.data < MIN_BODY_BUFFER_BYTES ||
+        buffer.data > 16 * 1024 * 1024
+      ) {
+        throw new ConfigError(
+          "--body-buffer",
+          `must be a size between 16k and 16MiB, got ${JSON.stringify(opts.bodyBuffer)}`,
+        );
+      }
       io.stdout(
         haproxyConfig({
+          bodyBufferBytes: buffer.data,
           cells: parseCells(opts.cells),
           bind: parseBind(opts.bind, "--bind"),
           statsBind: parseBind(opts.statsBind, "--stats-bind"),

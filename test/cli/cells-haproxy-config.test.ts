@@ -42,6 +42,9 @@ test("haproxy-config reads the program id in the cells' order, hashes it consist
     "http-request set-var(txn.program) req.body,json_query('$.program_id') unless { var(txn.program) -m len 1: }",
   ]);
   assert.ok(lines.includes("bind 127.0.0.1:7000"));
+  // The body is read up to 1 MiB by default, for its program id.
+  assert.ok(lines.includes("tune.bufsize 1048576"));
+  assert.ok(lines.includes("option http-buffer-request"));
   assert.ok(lines.includes("balance hash var(txn.program)"));
   assert.ok(lines.includes("hash-type consistent sdbm avalanche"));
   assert.ok(
@@ -91,6 +94,16 @@ test("haproxy-config refuses cells HAProxy could not use, naming the flag, with 
   ]);
   assert.equal(bind.code, 2);
   assert.match(bind.stderr, /--bind: expected ADDR:PORT/);
+  const small = await runMaitred([
+    "cells",
+    "haproxy-config",
+    "--cells",
+    "a=http://x:1",
+    "--body-buffer",
+    "1k",
+  ]);
+  assert.equal(small.code, 2);
+  assert.match(small.stderr, /--body-buffer: must be a size between 16k and 16MiB/);
   const order = await runMaitred([
     "cells",
     "haproxy-config",
