@@ -21,7 +21,7 @@ export function scaleRouterTimes(config: RouterConfig, timeScale: number): Route
 }
 
 /** The router's periods and timeouts (ms) that run at the bench's time scale, and their flags. */
-const SCALED_TIMES = [
+export const SCALED_TIMES = [
   ["schedulerIntervalMs", "--scheduler-interval"],
   ["metricsIntervalMs", "--metrics-interval"],
   ["maxPauseMs", "--max-pause"],
