@@ -27,7 +27,7 @@ export interface RouterMetricsOptions {
    * `--cell`: the router's name as an info series (`maitred_cell_info{cell}`), the way
    * Prometheus joins a target to what it is, and whether it takes new programs now.
    */
-  cell?: { name: string; takesNewPrograms(): boolean };
+  cell?: { name: string; takesNewPrograms(snapshot: SchedulerSnapshot): boolean };
 }
 
 export interface RouterMetrics {
@@ -102,7 +102,7 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
       help: "1 while this router takes new programs; 0 while it drains, stops or has no healthy backend (its /health answers 503).",
       registers,
       collect() {
-        this.set(cell.takesNewPrograms() ? 1 : 0);
+        this.set(cell.takesNewPrograms(current()) ? 1 : 0);
       },
     });
   }

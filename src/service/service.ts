@@ -149,7 +149,8 @@ export async function startRouter(
     latestSample: (id) => poller.latest(id)?.sample,
     cell: {
       name: config.cell,
-      takesNewPrograms: () => takesNewPrograms(phase(), loop.scheduler.snapshot()).takes,
+      // The scrape's own snapshot: one per scrape, shared with every other series.
+      takesNewPrograms: (snapshot) => takesNewPrograms(phase(), snapshot).takes,
     },
   });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
