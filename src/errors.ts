@@ -27,6 +27,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "rate_limited"
   | "queue_full"
+  | "program_budget_exceeded"
   | "queue_timeout"
   | "client_closed"
   | "no_healthy_backend"
@@ -137,6 +138,19 @@ export const Errors = {
     new MaitredError(413, "payload_too_large", `Request body exceeds the limit of ${limit} bytes.`),
   queueFull: (message: string) =>
     new MaitredError(429, "queue_full", message, { headers: { "retry-after": "1" } }),
+  /**
+   * A program passed its `kind` budget (`limit` of it; null when its id was ended so a while
+   * ago). Retrying cannot help, so clients that honour `x-should-retry` are told not to.
+   */
+  budgetExceeded: (kind: string, limit: number | null) =>
+    new MaitredError(
+      429,
+      "program_budget_exceeded",
+      limit === null
+        ? `This program was ended by its ${kind} budget; start a new program (a new program id) to go on.`
+        : `This program has used its ${kind} budget (${kind === "wall" ? `${limit / 1000} s` : `${limit} ${kind}`}); maitred released it.`,
+      { param: `budget.${kind}`, headers: { "x-should-retry": "false" } },
+    ),
   queueTimeout: (message: string) => new MaitredError(408, "queue_timeout", message),
   clientClosed: () => new MaitredError(499, "client_closed", "Client closed the request."),
   noHealthyBackend: (retryAfterSeconds = 1) =>

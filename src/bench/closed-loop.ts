@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { type Clock, wallClock } from "../runtime/clock.ts";
 import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
-import type { ProgramPlan, Workload } from "../workload/types.ts";
+import { answerStops, type ProgramPlan, type Workload } from "../workload/types.ts";
 import { releasesAtEnd } from "../workload/unreleased.ts";
 import type { ProgramRecord, RunRecords } from "./records.ts";
 import {
@@ -169,6 +169,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
           messages: conversation.messagesFor(i, texts),
           maxTokens: step.completionTokens,
           ...(plan.priorityClass === undefined ? {} : { priorityClass: plan.priorityClass }),
+          ...(answerStops(plan, i) ? { answerStops: true } : {}),
         });
         if (sent === null) return;
         const res = sent.res;

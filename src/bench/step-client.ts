@@ -28,6 +28,11 @@ export interface StepRequest {
   maxTokens: number;
   /** Sent as header `x-priority`; absent = no header (the router's `default`). */
   priorityClass?: string;
+  /**
+   * The answer ends as a final or text answer does (`finish_reason: "stop"`, no tool call):
+   * asked of a simulated backend with header `x-sim-finish: stop`; others ignore it.
+   */
+  answerStops?: boolean;
   /** Called once, when the first output token arrives (TTFT; streamed requests only). */
   onFirstToken?: () => void;
   /**
@@ -185,10 +190,7 @@ export function createStepClient(options: StepClientOptions): StepClient {
         const res = await pool.request({
           method: "POST",
           path: `${basePath}/v1/chat/completions`,
-          headers:
-            req.priorityClass === undefined
-              ? baseHeaders
-              : { ...baseHeaders, [PRIORITY_HEADER]: req.priorityClass },
+          headers: stepHeaders(baseHeaders, req),
           body: JSON.stringify({
             model: req.model,
             messages: req.messages,
@@ -237,4 +239,13 @@ export function createStepClient(options: StepClientOptions): StepClient {
     },
     close: () => pool.close(),
   };
+}
+
+/** The step's headers: its class, and how its answer should end on a simulated backend. */
+function stepHeaders(base: Record<string, string>, req: StepRequest): Record<string, string> {
+  if (req.priorityClass === undefined && req.answerStops !== true) return base;
+  const out = { ...base };
+  if (req.priorityClass !== undefined) out[PRIORITY_HEADER] = req.priorityClass;
+  if (req.answerStops === true) out["x-sim-finish"] = "stop";
+  return out;
 }

@@ -2,14 +2,15 @@
  * `maitred serve`: the router. Flags are generated from its settings
  * (src/config/router-config.ts) with ThunderAgent's names and defaults; each has a `MAITRED_*`
  * twin and a key in the `--config` YAML file; flags win. SIGTERM/SIGINT drain it (new programs
- * refused while its own go on, `--drain`), then stop it gracefully.
+ * refused while its own go on, `--drain`), then stop it gracefully. It starts the router through
+ * the package's entry (src/index.ts), as a program that embeds maitred does.
  */
 import type { Command } from "commander";
 import { resolveRouterConfig } from "../config/load-config.ts";
 import { ROUTER_SETTINGS } from "../config/router-config.ts";
 import { addSettingOptions, givenFlags } from "../config/setting.ts";
 import { describeBounds } from "../config/tail-preset.ts";
-import { type RouterHandle, startRouter } from "../service/service.ts";
+import { type RouterHandle, startRouter } from "../index.ts";
 import { batchedLines, createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";

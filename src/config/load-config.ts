@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { ConfigError } from "../errors.ts";
+import { unknownBudgetTenants } from "./budget-section.ts";
 import type { PriorityValue } from "./priority-section.ts";
 import {
   DEFAULT_CONFIG,
@@ -101,7 +102,19 @@ export function checkConfigFile(
     if (r.ok) set(config, field, r.value);
     else errors.push(...r.errors);
   }
+  errors.push(...crossErrors(config, path));
   return errors;
+}
+
+/** What no one setting can see: a budget for a tenant the priority section does not name. */
+function crossErrors(config: RouterConfig, origin: string): ConfigError[] {
+  return unknownBudgetTenants(config.budgets, config.priority.tenants).map(
+    (t) =>
+      new ConfigError(
+        `budgets.tenants.${t}`,
+        `no tenant ${t} in priority.tenants, so no caller can be it (from ${origin})`,
+      ),
+  );
 }
 
 function unknownSetting(key: string, path: string): ConfigError {
@@ -145,6 +158,8 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
     given.set(field.key, 3);
   }
   settleBounds(config, given);
+  const [cross] = crossErrors(config, configFile ?? "the settings");
+  if (cross !== undefined) throw cross;
   return config;
 }
 

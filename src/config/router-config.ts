@@ -13,6 +13,7 @@ import { PRIORITY_POLICIES, QUEUE_POLICIES } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
 import { type RawSimBackendOptions, simBlockSchema } from "../sim-server/options.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
+import { budgetsSchema, DEFAULT_BUDGETS, type RouterBudgets } from "./budget-section.ts";
 import { IDENTITY_SOURCES, type IdentitySource, identityOrderSchema } from "./identity-sources.ts";
 import { DEFAULT_PRIORITY, prioritySchema, type RouterPriority } from "./priority-section.ts";
 import { defaultOf, type Setting } from "./setting.ts";
@@ -70,6 +71,8 @@ export interface RouterConfig {
   ageingMs: number;
   lendAfterToolTimes: number;
   lendMaxHoldMs: number;
+  /** `--final-grace`: a likely-done program is released this long after its answer (0 = off). */
+  finalGraceMs: number;
   progressIntervalTokens: number;
   unhealthyAfterFailures: number;
   upstreamTimeoutMs: number;
@@ -96,6 +99,8 @@ export interface RouterConfig {
   sim: RawSimBackendOptions;
   /** Priority classes and tenants; off by default. */
   priority: RouterPriority;
+  /** The config file's `budgets:` section: default and per-tenant program budgets. */
+  budgets: RouterBudgets;
   /** `--queue-policy`: overrides the section's `queue_policy`; null = the section's or `ta`. */
   queuePolicy: QueuePolicy | null;
   /** `--priority-policy`: overrides `priority_policy`; null = the section's or `constant`. */
@@ -397,6 +402,14 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     schema: duration({ allowZero: true }),
   },
   {
+    key: "final-grace",
+    prop: "finalGraceMs",
+    arg: "<seconds>",
+    help: "an answer with finish_reason stop and no tool call marks its program likely done: its room is lent at once and it is released this long after unless it sends again (0 = off)",
+    default: seconds(sched.finalGraceMs),
+    schema: duration({ allowZero: true }),
+  },
+  {
     key: "progress-interval-tokens",
     prop: "progressIntervalTokens",
     arg: "<n>",
@@ -544,6 +557,14 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     schema: oneOf(PRIORITY_POLICIES),
   },
   {
+    key: "budgets",
+    prop: "budgets",
+    help: "program budgets (steps, tokens, wall) by default and per tenant; a request's x-maitred-budget header may only lower them",
+    defaultText: "none",
+    fileOnly: true,
+    schema: budgetsSchema,
+  },
+  {
     key: "sim",
     prop: "sim",
     help: "options of the simulated backends of --backends sim:N, by maitred sim-backend's flag names",
@@ -567,6 +588,7 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     hostKvTokens: null,
     sim: {},
     priority: DEFAULT_PRIORITY,
+    budgets: DEFAULT_BUDGETS,
     queuePolicy: null,
     priorityPolicy: null,
     ageingMs: TAIL_PRESETS[DEFAULT_TAIL].ageingMs,

@@ -17,6 +17,7 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
     ageingMs: config.ageingMs,
     lendAfterToolTimes: config.lendAfterToolTimes,
     lendMaxHoldMs: config.lendMaxHoldMs,
+    finalGraceMs: config.finalGraceMs,
     maxPauseMs: config.maxPauseMs,
     idleTimeoutMs: config.idleTimeoutMs,
     progressIntervalTokens: config.progressIntervalTokens,

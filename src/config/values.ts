@@ -149,6 +149,12 @@ const DURATION = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/;
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 const DURATION_ERROR = "must be a duration in seconds (or with ms/s/m/h)";
 
+/** Milliseconds of a duration written as text (`90`, `1.5s`, `30m`); null when it is not one. */
+export function durationTextMs(text: string): number | null {
+  const m = DURATION.exec(text);
+  return m === null ? null : Math.round(Number(m[1]) * DURATION_UNITS_MS[m[2] ?? "s"]);
+}
+
 /**
  * A duration, yielding milliseconds. A bare number is seconds, as ThunderAgent's flags are
  * (`--scheduler-interval 5.0`); a suffix `ms`, `s`, `m` or `h` picks the unit.
@@ -163,8 +169,7 @@ export const duration = (o: { allowZero?: boolean } = {}) => {
       })
       .transform((v) => {
         if (typeof v === "number") return Math.round(v * 1000);
-        const m = DURATION.exec(v) as RegExpExecArray;
-        return Math.round(Number(m[1]) * DURATION_UNITS_MS[m[2] ?? "s"]);
+        return durationTextMs(v) as number;
       })
       .pipe(o.allowZero ? ms.min(0, { error: "must be ≥ 0" }) : ms.gt(0, { error: "must be > 0" })),
     z.union([seconds, z.string().regex(DURATION)]),

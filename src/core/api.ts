@@ -1,3 +1,4 @@
+import type { BudgetKind, BudgetView } from "./budget-rules.ts";
 import type { Effects } from "./effects.ts";
 import type { SchedulerEvent } from "./events.ts";
 import type { PriorityClass } from "./priority/priority-classes.ts";
@@ -5,6 +6,14 @@ import type { PriorityConfig } from "./priority/priority-config.ts";
 import type { PrioritySnapshot, QueueWaitObservation } from "./priority/priority-views.ts";
 import type { BackendSpec, ProgramState, ProgramStatus, SchedulerPolicies } from "./records.ts";
 
+export {
+  BUDGET_KINDS,
+  type BudgetKind,
+  type BudgetUse,
+  type BudgetView,
+  lowerBudget,
+} from "./budget-rules.ts";
+export type { ProgramBudget } from "./events.ts";
 export {
   clampClass,
   DEFAULT_PRIORITY_CLASS,
@@ -85,6 +94,12 @@ export interface SchedulerConfig {
    */
   lendMaxHoldMs?: number;
   /**
+   * A program whose answer ended with `finish_reason: "stop"` and no tool call is likely done:
+   * its room is lent at once and it is released this long after (ms) unless it sends again
+   * (src/core/likely-done.ts). Absent = FINAL_GRACE_MS; 0 = off.
+   */
+  finalGraceMs?: number;
+  /**
    * The bound on every pause (ms; ThunderAgent's forced resume, 1800 s): a request held this
    * long is seated, its backend over capacity by at most that program (src/core/resume.ts).
    */
@@ -126,6 +141,10 @@ export interface ProgramView {
   lastActivity: number;
   /** Class of its latest request; present only while priorities are on. */
   priorityClass?: PriorityClass;
+  /** Its budgets and their use; present only when it has one. */
+  budget?: BudgetView;
+  /** When its last answer marked it likely done (src/core/likely-done.ts); null = not marked. */
+  likelyDoneAt: number | null;
 }
 
 /**
@@ -196,6 +215,14 @@ export interface SchedulerCounters {
   idleReleases: number;
   /** Programs placed on another backend than the one they were paused from or left. */
   migrations: number;
+  /** Programs whose answer ended with no tool call, marked likely done (likely-done.ts). */
+  likelyDoneMarks: number;
+  /** Likely-done programs that sent again within the grace: they went on as before. */
+  likelyDoneContinued: number;
+  /** Likely-done programs released when the grace ended (included in `releases`). */
+  likelyDoneReleases: number;
+  /** Requests that came for a program after it was released as likely done: released early. */
+  likelyDoneReturns: number;
 }
 
 /**
@@ -248,6 +275,8 @@ export interface SchedulerSnapshot {
   queueLength: number;
   /** Programs in the paused queue (with or without a parked request). */
   pausedPrograms: number;
+  /** Programs ended because a request came past their budget, by the budget it passed. */
+  budgetsExhausted: Record<BudgetKind, number>;
   /** Per-class counters, queues and reserved vs used room; present only while priorities are on. */
   priority?: PrioritySnapshot;
 }

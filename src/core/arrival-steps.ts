@@ -1,8 +1,10 @@
+import { lowerBudget } from "./budget-rules.ts";
 import { estimateContextTokens } from "./context-estimate.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { headroomOf, refreshHeadroom } from "./headroom.ts";
 import { attach } from "./ledger.ts";
 import { observeToolTime } from "./lending.ts";
+import { continueIfLikelyDone, countReturn } from "./likely-done.ts";
 import { DEFAULT_CLASS_INDEX } from "./priority/priority-classes.ts";
 import { dispatchRequest } from "./program-moves.ts";
 import { touch } from "./queue.ts";
@@ -32,7 +34,11 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
       anonymous,
     );
     p.headroom = headroomOf(state, p);
-    if (!anonymous) state.programs.set(id, p);
+    if (!anonymous) {
+      p.budget = lowerBudget(null, ev.budget);
+      countReturn(state, p);
+      state.programs.set(id, p);
+    }
   }
   return p;
 }
@@ -43,6 +49,7 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
  */
 export function beginStep(state: SchedulerState, p: ProgramRecord, ev: Arrival): void {
   if (ev.retry !== true) {
+    continueIfLikelyDone(state, p);
     observeToolTime(state, p);
     p.steps++;
   }

@@ -57,6 +57,16 @@ export interface BackendMetricsSample {
   hostKvTokens?: number;
 }
 
+/** The budgets a program runs under; a kind left out has no limit. */
+export interface ProgramBudget {
+  /** Requests that start a step (a retried request is the same step). */
+  steps?: number;
+  /** Prompt + completion tokens of its requests, summed (engine usage, else the estimate). */
+  tokens?: number;
+  /** Time since its first request (ms). */
+  wallMs?: number;
+}
+
 export type SchedulerEvent =
   | {
       kind: "request_arrived";
@@ -84,6 +94,11 @@ export type SchedulerEvent =
       priorityClass?: PriorityClass;
       /** The tenant clamp lowered the requested class (counted per class). */
       classClamped?: boolean;
+      /**
+       * The budget this request asks its program to run under: the caller's configured budget,
+       * lowered by the request's own. A program keeps the lowest it was ever given.
+       */
+      budget?: ProgramBudget;
     }
   | {
       /**
@@ -120,6 +135,11 @@ export type SchedulerEvent =
        * learned and a program marked for pause is not paused now.
        */
       retrying?: boolean;
+      /**
+       * The answer ended with `finish_reason: "stop"` and no tool call: the model's final
+       * answer, so its program is likely done (likely-done.ts).
+       */
+      answerStopped?: boolean;
     }
   | { kind: "program_release"; now: number; programId: string }
   | {

@@ -1,4 +1,5 @@
-import type { BackendMetricsSample } from "./events.ts";
+import type { BudgetKind } from "./budget-rules.ts";
+import type { BackendMetricsSample, ProgramBudget } from "./events.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
 
 /**
@@ -76,6 +77,26 @@ export interface ProgramRecord {
   cls: ClassIndex;
   /** Order of its latest placement on a backend: preemption takes the most recent first. */
   admitSeq: number;
+  /** Limits it runs under (budget.ts); null = none. */
+  budget: ProgramBudget | null;
+  /** Prompt + completion tokens its ended requests used (the tokens budget). */
+  usedTokens: number;
+  /** Its first request's arrival (the wall budget). */
+  readonly startedAt: number;
+  /** When its last answer marked it likely done (likely-done.ts); null = not marked. */
+  likelyDoneAt: number | null;
+  /**
+   * It sent again after an answer with no tool call: it answers that way mid-run (an agent
+   * that writes its actions as text, a turn handed to a human), so such an answer says
+   * nothing about its end.
+   */
+  goesOnAfterStop: boolean;
+}
+
+/** A program the router ended on its own: when, and by which budget or as likely done. */
+export interface EndedId {
+  at: number;
+  why: BudgetKind | "likely_done";
 }
 
 export interface RequestRecord {

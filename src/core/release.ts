@@ -4,7 +4,7 @@ import { dequeue, unpark } from "./queue.ts";
 import type { ProgramRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
-export type ReleaseReason = "release" | "final" | "idle";
+export type ReleaseReason = "release" | "final" | "idle" | "budget" | "likely_done";
 
 /**
  * An anonymous program lives for its one request: once that request was answered without
@@ -50,6 +50,8 @@ export function releaseProgram(
   p.state = "TERMINATED";
   if (state.programs.get(p.id) === p) state.programs.delete(p.id);
   state.idleOrder.delete(p);
+  state.likelyDone.delete(p);
+  p.likelyDoneAt = null;
   state.counters.releases++;
   if (reason === "idle") state.counters.idleReleases++;
   state.effects.log("debug", "program released", {

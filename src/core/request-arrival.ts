@@ -1,6 +1,7 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { type Arrival, beginStep, newRequest, placeDirect, programFor } from "./arrival-steps.ts";
 import { anyHealthy } from "./backend-health.ts";
+import { refuseOverBudget } from "./budget.ts";
 import { cleanChars } from "./context-estimate.ts";
 import { refreshHeadroom } from "./headroom.ts";
 import { activeTokens, footprintOf, isPlaceable } from "./ledger.ts";
@@ -33,13 +34,22 @@ import { dispatchOrPark } from "./take-back.ts";
  *      nothing waiting never hold a new program back;
  *   8. default, program new or leaving → the healthy backend with the fewest programs; it
  *      stays there;
- *   9. tr with priorities on → cases 4–7 by class (priority/priority-arrival.ts).
+ *   9. tr with priorities on → cases 4–7 by class (priority/priority-arrival.ts);
+ *  10. before all of 3–9: a program past a budget → reject program_budget_exceeded and
+ *      release it (budget.ts).
  */
 export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
   const error = admissionError(state, ev);
   if (error !== null) {
     state.effects.reject(ev.requestId, error); // 0, 1, 2
     return;
+  }
+  // 10. a program past its budget (or ended by one a short while ago) → reject, release.
+  if (ev.programId !== null && ev.retry !== true) {
+    if (refuseOverBudget(state, ev.requestId, ev.programId, ev.budget)) {
+      tryResume(state);
+      return;
+    }
   }
   const chars = cleanChars(ev.messageChars ?? []);
   if (state.priority !== null) {

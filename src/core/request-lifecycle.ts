@@ -1,9 +1,11 @@
 import { recordForwardSuccess } from "./backend-health.ts";
+import { chargeTokens } from "./budget.ts";
 import { messagesCoveredByUsage } from "./context-estimate.ts";
 import type { SchedulerEvent, Usage } from "./events.ts";
 import { observeStepEnd } from "./headroom.ts";
 import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
 import { lendAtTurnEnd } from "./lending.ts";
+import { markLikelyDone } from "./likely-done.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
 import { refreshProgram, touch, unpark } from "./queue.ts";
@@ -98,7 +100,8 @@ type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
  *   4. a program's request → it leaves the program; when none is left in flight the step ends:
  *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate), and
  *      with usage the step's growth is learned (headroom.ts);
- *      then a `final` request releases the program; on a backend whose host tier holds every
+ *      then a `final` request releases the program; an answer with no tool call marks it
+ *      likely done (likely-done.ts); on a backend whose host tier holds every
  *      context the program's room is lent (lending.ts); otherwise a program marked for pause
  *      is paused.
  * Capacity may have freed, so a resume is tried at once.
@@ -124,6 +127,7 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   }
   const i = p.inFlight.indexOf(r); // 4
   if (i >= 0) p.inFlight.splice(i, 1);
+  chargeTokens(p, r);
   p.knownTokens = r.tokens;
   refreshProgram(state, p);
   const goesOn = ev.retrying === true; // the step is tried again at once
@@ -135,6 +139,8 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   touch(state, p);
   if (r.final && !goesOn) releaseProgram(state, p, "final");
   else if (p.inFlight.length === 0 && !goesOn) {
+    // An answer with no tool call: likely done, its room lent at once (likely-done.ts).
+    if (ev.answerStopped === true && ev.outcome === "ok") markLikelyDone(state, p);
     // Where the host tier holds every context, the room is lent instead (lending.ts).
     if (!lendAtTurnEnd(state, p) && p.markedForPause) pauseProgram(state, p, "marked");
   }

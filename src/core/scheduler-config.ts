@@ -6,6 +6,7 @@ import {
   ACTING_TOKEN_WEIGHT,
   AGEING_MS,
   BUFFER_PER_PROGRAM_TOKENS,
+  FINAL_GRACE_MS,
   GROWTH_HEADROOM_STEPS,
   IDLE_TIMEOUT_MS,
   LEND_AFTER_TOOL_TIMES,
@@ -24,7 +25,7 @@ export type ResolvedSchedulerConfig = SchedulerConfig &
   Required<
     Pick<
       SchedulerConfig,
-      "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes" | "lendMaxHoldMs"
+      "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes" | "lendMaxHoldMs" | "finalGraceMs"
     >
   >;
 
@@ -42,6 +43,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Objec
   ageingMs: AGEING_MS,
   lendAfterToolTimes: LEND_AFTER_TOOL_TIMES,
   lendMaxHoldMs: LEND_MAX_HOLD_MS,
+  finalGraceMs: FINAL_GRACE_MS,
 });
 
 export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedulerConfig {
@@ -51,6 +53,7 @@ export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedul
     ageingMs: config.ageingMs ?? AGEING_MS,
     lendAfterToolTimes: config.lendAfterToolTimes ?? LEND_AFTER_TOOL_TIMES,
     lendMaxHoldMs: config.lendMaxHoldMs ?? LEND_MAX_HOLD_MS,
+    finalGraceMs: config.finalGraceMs ?? FINAL_GRACE_MS,
   };
 }
 
@@ -81,6 +84,7 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
   nonNegative("progressIntervalTokens", config.progressIntervalTokens);
   if (config.ageingMs !== undefined) nonNegative("ageingMs", config.ageingMs);
   if (config.lendMaxHoldMs !== undefined) nonNegative("lendMaxHoldMs", config.lendMaxHoldMs);
+  if (config.finalGraceMs !== undefined) nonNegative("finalGraceMs", config.finalGraceMs);
   if (config.lendAfterToolTimes !== undefined) {
     nonNegative("lendAfterToolTimes", config.lendAfterToolTimes);
   }

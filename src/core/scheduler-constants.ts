@@ -109,6 +109,12 @@ export const LEND_AFTER_TOOL_TIMES = 1;
  * such bound 2.25 / 2.20 / 1.26 / 0.91 (src/core/README.md "Evidence").
  */
 export const LEND_MAX_HOLD_MS = 30_000;
+/**
+ * A program whose answer ended its turn with no tool call (likely-done.ts) is released this
+ * long after, unless it sends again: a few seconds, more than the pause between a client's
+ * answers when it goes on at once, far less than the idle lease.
+ */
+export const FINAL_GRACE_MS = 5_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */
 export const TOOL_EMA_WEIGHT = 0.25;
 /**

@@ -1,4 +1,4 @@
-import type { SchedulerCounters } from "./api.ts";
+import type { BudgetKind, SchedulerCounters } from "./api.ts";
 import { singleClassRules } from "./class-rules.ts";
 import type { Effects } from "./effects.ts";
 import { createMedianWindow, type MedianWindow } from "./median-window.ts";
@@ -8,6 +8,7 @@ import type {
   BackendBook,
   BackendSpec,
   ClassRules,
+  EndedId,
   ProgramRecord,
   RequestRecord,
   SchedulerPolicies,
@@ -55,6 +56,16 @@ export interface SchedulerState {
   /** Parked requests that carry `maxWaitMs`. */
   readonly deadlines: Set<RequestRecord>;
   readonly counters: SchedulerCounters;
+  /** Programs ended by a budget, by which (budget.ts). */
+  readonly budgetsExhausted: Record<BudgetKind, number>;
+  /**
+   * Programs the router ended on its own, by id, with when and why (ended-ids.ts): by a
+   * budget, whose id stays refused for a while, or as likely done, whose return is counted.
+   * Insertion order is age order; bounded.
+   */
+  readonly ended: Map<string, EndedId>;
+  /** Programs marked likely done, in order of marking (= of their release times). */
+  readonly likelyDone: Set<ProgramRecord>;
   readonly estimator: TokenEstimator;
   pauseObservations: number[];
   shuttingDown: boolean;
@@ -143,7 +154,14 @@ export function createSchedulerState(
       releases: 0,
       idleReleases: 0,
       migrations: 0,
+      likelyDoneMarks: 0,
+      likelyDoneContinued: 0,
+      likelyDoneReleases: 0,
+      likelyDoneReturns: 0,
     },
+    likelyDone: new Set(),
+    budgetsExhausted: { steps: 0, tokens: 0, wall: 0 },
+    ended: new Map(),
     estimator: createTokenEstimator(),
     pauseObservations: [],
     shuttingDown: false,
@@ -198,5 +216,10 @@ export function createProgramRecord(
     orderStamp: 0,
     cls: DEFAULT_CLASS_INDEX,
     admitSeq: 0,
+    budget: null,
+    usedTokens: 0,
+    startedAt: now,
+    likelyDoneAt: null,
+    goesOnAfterStop: false,
   };
 }

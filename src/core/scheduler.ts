@@ -5,6 +5,7 @@ import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
+import { expireLikelyDone } from "./likely-done.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
@@ -136,7 +137,7 @@ function tryResumeIfTr(state: SchedulerState): void {
 /**
  * The tick, in order:
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
- *   2. idle lease;
+ *   2. idle lease, and the grace of likely-done programs (likely-done.ts);
  *   3. `maxWaitMs` rejections;
  *   4. lend the room of programs in a long tool call (tr; lending.ts);
  *   5. resume (tr; overdue heads first, then the queue, then idle backends: resume.ts);
@@ -158,6 +159,7 @@ function onTick(
     else applySample(state, b, sample);
   }
   expireIdle(state);
+  expireLikelyDone(state);
   rejectStranded(state);
   rejectOverdue(state);
   if (state.config.mode !== "tr") {

@@ -1,4 +1,5 @@
 import type { BackendView, EngineTruthView, ProgramView, SchedulerSnapshot } from "./api.ts";
+import { budgetView } from "./budget.ts";
 import { activePrograms } from "./ledger.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import { prioritySnapshot } from "./priority/priority-snapshot.ts";
@@ -10,7 +11,7 @@ import type { SchedulerState } from "./scheduler-state.ts";
 
 export function programView(state: SchedulerState, p: ProgramRecord): ProgramView {
   const pausedNow = p.pausedSince === null ? 0 : state.now - p.pausedSince;
-  return {
+  const view: ProgramView = {
     id: p.id,
     backend: p.backend?.id ?? null,
     originBackend: p.originBackend,
@@ -27,8 +28,12 @@ export function programView(state: SchedulerState, p: ProgramRecord): ProgramVie
     pausedSince: p.pausedSince,
     parentProgramId: p.parentProgramId,
     lastActivity: p.lastActivity,
+    likelyDoneAt: p.likelyDoneAt,
     ...(state.priority === null ? {} : { priorityClass: PRIORITY_CLASSES[p.cls] }),
   };
+  const budget = budgetView(state, p);
+  if (budget !== undefined) view.budget = budget;
+  return view;
 }
 
 export function backendView(state: SchedulerState, b: BackendBook): BackendView {
@@ -96,6 +101,7 @@ export function snapshot(state: SchedulerState): SchedulerSnapshot {
     anonymousPrograms,
     backends: state.backends.map((b) => backendView(state, b)),
     counters: { ...state.counters },
+    budgetsExhausted: { ...state.budgetsExhausted },
     queueLength: state.parkedOrder.size,
     pausedPrograms: state.queue.size,
     ...(state.priority === null ? {} : { priority: prioritySnapshot(state) }),

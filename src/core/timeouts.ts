@@ -1,5 +1,6 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { deadlineOf } from "./deadline.ts";
+import { likelyDoneDeadline } from "./likely-done.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { firstOf, unpark } from "./queue.ts";
 import type { RequestRecord } from "./records.ts";
@@ -89,5 +90,6 @@ export function nextDeadline(state: SchedulerState): number | null {
     break;
   }
   next = Math.min(next, priorityDeadline(state));
+  next = Math.min(next, likelyDoneDeadline(state) ?? Number.POSITIVE_INFINITY);
   return Number.isFinite(next) ? next : null;
 }

@@ -1,13 +1,19 @@
 /**
- * Every Prometheus metric maitred exports, declared in this one file on one injected Registry
- *. Point-in-time values are gauges
+ * Every Prometheus metric maitred exports, declared in this one file on one injected Registry.
+ * Point-in-time values are gauges
  * whose `collect()` reads the scheduler snapshot taken once per scrape; decision counters are
  * synced from the core's monotonic counters; per-request figures are observed by the proxy.
  * No label ever carries a program id: labels are backend URLs (configured, bounded), program
  * status/state, endpoint, outcome and error kind, and (priorities on) class.
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { QueueWaitObservation, SchedulerCounters, SchedulerSnapshot } from "../core/api.ts";
+import {
+  BUDGET_KINDS,
+  type BudgetKind,
+  type QueueWaitObservation,
+  type SchedulerCounters,
+  type SchedulerSnapshot,
+} from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createPriorityMetrics, type PriorityMetrics } from "./priority-metrics.ts";
 
@@ -143,6 +149,47 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     "Programs resumed on a backend other than their origin.",
     "migrations",
   );
+
+  // The likely-done rule's decisions, from the core's counters (src/core/likely-done.ts).
+  const likelyDone: [string, keyof SchedulerCounters][] = [
+    ["marked", "likelyDoneMarks"],
+    ["continued", "likelyDoneContinued"],
+    ["released", "likelyDoneReleases"],
+    ["came_back", "likelyDoneReturns"],
+  ];
+  const likelySeen = new Map<string, number>(likelyDone.map(([o]) => [o, 0]));
+  const likely = new Counter({
+    name: "maitred_likely_done_total",
+    help: "Programs whose answer ended with no tool call: marked likely done, continued within --final-grace, released when it ended, and released ones that came back (released too early).",
+    labelNames: ["outcome"],
+    registers,
+    collect() {
+      const c = current().counters;
+      for (const [outcome, key] of likelyDone) {
+        const seen = likelySeen.get(outcome) as number;
+        if (c[key] > seen) this.inc({ outcome }, c[key] - seen);
+        likelySeen.set(outcome, Math.max(seen, c[key]));
+      }
+    },
+  });
+  for (const [outcome] of likelyDone) likely.inc({ outcome }, 0);
+
+  const exhaustedSeen: Record<BudgetKind, number> = { steps: 0, tokens: 0, wall: 0 };
+  const exhausted = new Counter({
+    name: "maitred_program_budgets_exhausted_total",
+    help: "Programs ended because a request came past one of their budgets, by budget (steps, tokens, wall).",
+    labelNames: ["kind"],
+    registers,
+    collect() {
+      const now = current().budgetsExhausted;
+      for (const kind of BUDGET_KINDS) {
+        if (now[kind] > exhaustedSeen[kind]) this.inc({ kind }, now[kind] - exhaustedSeen[kind]);
+        exhaustedSeen[kind] = Math.max(exhaustedSeen[kind], now[kind]);
+      }
+    },
+  });
+  // Every kind is listed from the start, so a rate over it is 0, not absent, until one ends.
+  for (const kind of BUDGET_KINDS) exhausted.inc({ kind }, 0);
 
   const pauseHist = new Histogram({
     name: "maitred_pause_duration_seconds",

@@ -4,12 +4,14 @@
  */
 
 import type { TailFields } from "../config/tail-preset.ts";
-import type {
-  BackendView,
-  HoldView,
-  PrioritySnapshot,
-  ProgramView,
-  SchedulerSnapshot,
+import {
+  type BackendView,
+  BUDGET_KINDS,
+  type BudgetView,
+  type HoldView,
+  type PrioritySnapshot,
+  type ProgramView,
+  type SchedulerSnapshot,
 } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { splitProgramKey } from "./program-scope.ts";
@@ -36,9 +38,32 @@ export function programJson(p: ProgramView) {
     parent_program_id:
       p.parentProgramId === null ? null : splitProgramKey(p.parentProgramId).programId,
     last_activity: p.lastActivity,
+    budget: budgetJson(p.budget),
+    // Its answer ended with no tool call at this time: released after --final-grace unless
+    // it sends again; null when not.
+    likely_done_since: p.likelyDoneAt,
     // Present only while priorities are on (a program takes its latest request's class).
     ...(p.priorityClass === undefined ? {} : { priority_class: p.priorityClass }),
   };
+}
+
+/**
+ * Each budget the program runs under, with what it used and what is left (`wall_ms` in ms, as
+ * of the core's last event); null when it has none.
+ */
+export function budgetJson(b: BudgetView | undefined) {
+  if (b === undefined) return null;
+  const out: Record<string, { limit: number; used: number; left: number }> = {};
+  for (const kind of BUDGET_KINDS) {
+    const u = b[kind];
+    if (u !== undefined)
+      out[kind === "wall" ? "wall_ms" : kind] = {
+        limit: u.limit,
+        used: u.used,
+        left: Math.max(0, u.limit - u.used),
+      };
+  }
+  return out;
 }
 
 /** A hold's times from `now` (ms): waited so far, until room is made, until it is seated. */

@@ -14,9 +14,10 @@
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
-import type { PriorityClass } from "../core/api.ts";
+import type { PriorityClass, ProgramBudget } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import type { CallerResolver } from "./caller.ts";
+import type { BudgetResolver } from "./program-budget.ts";
 import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
 import { scopedProgramId } from "./program-scope.ts";
 import type { ClassResolver } from "./request-class.ts";
@@ -54,6 +55,8 @@ export interface PreparedRequest {
   priorityClass: PriorityClass | null;
   /** The tenant's ceiling lowered the requested class. */
   classClamped: boolean;
+  /** The budget its program is asked to run under (program-budget.ts); undefined = none. */
+  budget: ProgramBudget | undefined;
   body: Buffer;
 }
 
@@ -173,12 +176,14 @@ export function prepareRequest(
   classes: ClassResolver | null = null,
   upstreamStream: UpstreamStream = "always",
   callers: CallerResolver | null = null,
+  budgets: BudgetResolver | null = null,
 ): PreparedRequest {
   const body = parseBody(raw);
   const keysBefore = Object.keys(body);
   const maxWaitMs = maxWaitOf(headers);
   const identity = resolveProgramIdentity(body, headers, identityOrder);
   const tenant = callers === null ? null : callers.tenantOf(headers);
+  const budget = budgets?.budgetOf(tenant, headers);
   const scoped = (id: string | null) => (id === null ? null : scopedProgramId(tenant, id));
   const cls = classes === null ? null : classes.resolve(body, headers);
   const stream = body.stream === true;
@@ -216,6 +221,7 @@ export function prepareRequest(
     maxWaitMs,
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,
+    budget,
     body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
   };
 }

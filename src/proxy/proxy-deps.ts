@@ -9,6 +9,7 @@ import type { Logger } from "../util/logger.ts";
 import type { BodyBudget } from "./body-budget.ts";
 import type { CallerResolver } from "./caller.ts";
 import type { UpstreamStream } from "./prepare-request.ts";
+import type { BudgetResolver } from "./program-budget.ts";
 import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
 
@@ -32,6 +33,8 @@ export interface ProxyDeps {
   priority: ClassResolver | null;
   /** Names each request's tenant, which scopes its program id (program-scope.ts). */
   callers: CallerResolver;
+  /** Each request's program budget (program-budget.ts). */
+  budgets: BudgetResolver;
   maxBodySize: number;
   /** Request bytes held at once across all requests (`--max-buffered-bytes`). */
   bodyBudget: BodyBudget;

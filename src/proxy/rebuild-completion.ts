@@ -77,6 +77,8 @@ export interface CompletionRebuilder {
   finish(): RebuiltResponse | null;
   readonly contentEvents: number;
   readonly usage: Usage | null;
+  /** Every choice ended with `finish_reason: "stop"` and none called a tool. */
+  readonly stopped: boolean;
 }
 
 interface ToolCall {
@@ -597,6 +599,16 @@ export function createCompletionRebuilder(
     },
     get usage() {
       return usage;
+    },
+    get stopped() {
+      let any = false;
+      for (const c of choices) {
+        if (c === undefined) continue;
+        if (c.finishReason !== "stop" || c.toolCalls.length > 0 || c.functionCall !== null)
+          return false;
+        any = true;
+      }
+      return any;
     },
   };
 }

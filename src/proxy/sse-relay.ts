@@ -38,6 +38,11 @@ export interface SseRelay {
    * carries a running usage and only the final one is complete.
    */
   readonly usage: Usage | null;
+  /**
+   * The answer's last finish reason was `stop` and no event carried a tool call: the model's
+   * final answer rather than a step of an agent loop.
+   */
+  readonly stopped: boolean;
 }
 
 /** An event larger than this without a boundary is passed on unparsed (not SSE as we know it). */
@@ -46,6 +51,11 @@ const MAX_CARRY_BYTES = 1 << 20;
 /** `choices"` and `usage"` after the opening quote. */
 const CHOICES = Buffer.from('choices"');
 const USAGE = Buffer.from('usage"');
+/** `finish_reason"`, `tool_calls"` and `function_call"` after the opening quote. */
+const FINISH_REASON = Buffer.from('finish_reason"');
+const TOOL_CALLS = Buffer.from('tool_calls"');
+const FUNCTION_CALL = Buffer.from('function_call"');
+const STOP = Buffer.from('stop"');
 
 /** Length of the line ending at `i` (`\r\n` 2, `\n` or `\r` 1), 0 when there is none. */
 function lineEnd(buf: Buffer, i: number, end: number): number {
@@ -96,6 +106,27 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
   let carry: Buffer | null = null;
   let contentEvents = 0;
   let usage: Usage | null = null;
+  /** The last non-null finish reason was "stop"; a tool or function call was seen. */
+  let lastStop = false;
+  let called = false;
+
+  /** Reads a `finish_reason` value at `v`: a string sets `lastStop`, null leaves it. */
+  function finishAt(buf: Buffer, v: number, end: number): void {
+    if (buf[v] !== QUOTE) return;
+    let k = 0;
+    while (k < STOP.length && v + 1 + k < end && buf[v + 1 + k] === STOP[k]) k++;
+    lastStop = k === STOP.length;
+  }
+
+  /** A `tool_calls` (a non-empty array) or `function_call` (an object) value at `v`. */
+  function callAt(buf: Buffer, v: number, end: number, array: boolean): void {
+    if (array) {
+      if (buf[v] !== OPEN_BRACKET) return;
+      let w = v + 1;
+      while (w < end && isSpace(buf[w])) w++;
+      if (buf[w] !== CLOSE_BRACKET) called = true;
+    } else if (buf[v] === OPEN_BRACE) called = true;
+  }
 
   /** Scan the complete events in buf[0, end); returns the bytes to forward. */
   function scan(buf: Buffer, end: number): Buffer {
@@ -119,6 +150,16 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
         } else if (next === 0x75 /* u */ && usageAt < 0) {
           const v = valueAfter(buf, i, USAGE, end);
           if (v >= 0 && buf[v] === OPEN_BRACE) usageAt = v;
+        } else if (next === 0x66 /* f */) {
+          const v = valueAfter(buf, i, FINISH_REASON, end);
+          if (v >= 0) finishAt(buf, v, end);
+          else {
+            const w = valueAfter(buf, i, FUNCTION_CALL, end);
+            if (w >= 0) callAt(buf, w, end, false);
+          }
+        } else if (next === 0x74 /* t */ && !called) {
+          const v = valueAfter(buf, i, TOOL_CALLS, end);
+          if (v >= 0) callAt(buf, v, end, true);
         }
       } else if (c === LF || c === CR) {
         const next = i + lineEnd(buf, i, end);
@@ -184,6 +225,9 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
     },
     get usage() {
       return usage;
+    },
+    get stopped() {
+      return lastStop && !called;
     },
   };
 }

@@ -52,3 +52,28 @@ export function usageOfBody(body: Buffer): Usage | null {
     return null;
   }
 }
+
+/**
+ * Whether a whole answer ended as a final answer does: every choice's `finish_reason` is
+ * `stop` and none carries a tool or function call. False for anything that is not such an
+ * answer (an error, malformed JSON).
+ */
+export function stoppedOfBody(body: Buffer): boolean {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body.toString("utf8"));
+  } catch {
+    return false;
+  }
+  const choices = (doc as { choices?: unknown } | null)?.choices;
+  if (!Array.isArray(choices) || choices.length === 0) return false;
+  for (const c of choices) {
+    if (typeof c !== "object" || c === null || c.finish_reason !== "stop") return false;
+    const m = c.message;
+    if (typeof m === "object" && m !== null) {
+      if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0) return false;
+      if (typeof m.function_call === "object" && m.function_call !== null) return false;
+    }
+  }
+  return true;
+}

@@ -27,6 +27,8 @@ export interface RequestFlow {
   tokens(now: number, count: number, previous: number): void;
   /** The engine's usage, reported when the request ends. */
   usage: Usage | null;
+  /** The answer ended with `finish_reason: "stop"` and no tool call (reported with an ok end). */
+  stopped: boolean;
   readonly firstTokenAt: number | null;
   readonly lastTokenAt: number | null;
   /**
@@ -45,6 +47,7 @@ export function createRequestFlow(
   const flow: RequestFlow = {
     requestId,
     usage: null,
+    stopped: false,
     firstTokenAt: null,
     lastTokenAt: null,
     commit: () => loop.tryCommitFirstByte(requestId),
@@ -69,6 +72,7 @@ export function createRequestFlow(
         requestId,
         outcome,
         ...(retrying ? { retrying } : {}),
+        ...(flow.stopped && outcome === "ok" ? { answerStopped: true } : {}),
       });
     },
   };

@@ -1,13 +1,15 @@
 /**
  * The router's composition root: builds every part from a validated RouterConfig and wires
- * them. `startRouter` is also the programmatic
- * entry for tests, benchmarks and the simulator: it returns the URL and a graceful `close()`.
+ * them. `createRouter` builds the router without a server of its own, for embedding in
+ * another one (the package's entry, src/index.ts); `startRouter` is that router with its own
+ * HTTP server, as `maitred serve` runs it, and the programmatic entry for tests, benchmarks
+ * and the simulator: it returns the URL and a graceful `close()`.
  */
 import { once } from "node:events";
-import type { Server, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createAdaptorServer } from "@hono/node-server";
-import { createBackendPoller } from "../backends/backend-poller.ts";
+import { createAdaptorServer, getRequestListener, type HttpBindings } from "@hono/node-server";
+import { type BackendPoller, createBackendPoller } from "../backends/backend-poller.ts";
 import { type BackendMetricsClient, withHostKvTokens } from "../backends/metrics-client.ts";
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText } from "../backends/upstream-pools.ts";
@@ -19,13 +21,14 @@ import type { CreateSchedulerOptions, Scheduler } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
-import { createRouterMetrics } from "../metrics/router-metrics.ts";
+import { createRouterMetrics, type RouterMetrics } from "../metrics/router-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
 import { takesNewPrograms } from "../proxy/admin-views.ts";
 import { createBodyBudget, defaultBodyBudgetBytes } from "../proxy/body-budget.ts";
 import { createCallerResolver } from "../proxy/caller.ts";
 import { answerClientError, refuseExpectation } from "../proxy/client-error.ts";
 import { createApp } from "../proxy/create-app.ts";
+import { createBudgetResolver } from "../proxy/program-budget.ts";
 import type { CellPhase } from "../proxy/proxy-deps.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
 import { type Clock, type TimerHandle, wallClock } from "../runtime/clock.ts";
@@ -42,7 +45,7 @@ import { createLogger, type Logger } from "../util/logger.ts";
 import { prioritiesInForce } from "./priorities-in-force.ts";
 import { startSimBackends } from "./sim-backends.ts";
 
-export interface StartRouterOptions {
+export interface CreateRouterOptions {
   logger?: Logger;
   clock?: Clock;
   /** Replace the scheduler core (tests of the runtime against a fake). */
@@ -50,9 +53,59 @@ export interface StartRouterOptions {
   hooks?: RunLoopHooks;
   /**
    * Aborting it during start-up (a SIGTERM while the first tick waits for slow backends) stops
-   * the start: everything begun is closed and `startRouter` rejects with the signal's reason.
+   * the start: everything begun is closed and `startRouter` (or the router's `start()`)
+   * rejects with the signal's reason.
    */
   signal?: AbortSignal;
+}
+
+export type StartRouterOptions = CreateRouterOptions;
+
+/** The router's HTTP surface: every route of `maitred serve`, answered on Node's own objects. */
+export type RouterApp = ReturnType<typeof createApp>;
+
+/**
+ * The router without a server: everything `maitred serve` runs, to be mounted in an HTTP
+ * server of the caller's. `start()` starts it and `close()` stops it; the server stays the
+ * caller's to open and close.
+ */
+export interface Router {
+  /**
+   * The Hono app: mount it in a Hono app (`app.route("/llm", router.app)`) served by
+   * @hono/node-server. Its completions are written to Node's response itself, so it only runs
+   * on Node's HTTP server, never on a bare `Request`.
+   */
+  readonly app: RouterApp;
+  /**
+   * The app's `fetch`, for @hono/node-server (`serve`, `getRequestListener`) or Hono's
+   * `mount`: it needs Node's request and response as its second argument, and throws without.
+   */
+  readonly fetch: (request: Request, env?: unknown) => Response | Promise<Response>;
+  /** A `node:http` request listener: `createServer(router.listener)`, or a mounted handler. */
+  readonly listener: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** Backend URLs in use (the started simulated ones for `sim:N`). */
+  readonly backends: string[];
+  /** The scheduler core behind its run loop (`loop.scheduler.snapshot()` reads it). */
+  readonly loop: RunLoop;
+  readonly ticker: Ticker;
+  /** The freshest engine figures per backend. */
+  readonly poller: Pick<BackendPoller, "latest">;
+  /** The Prometheus metrics (also at the app's `/metrics`) and their prom-client registry. */
+  readonly metrics: Pick<RouterMetrics, "registry" | "contentType" | "render">;
+  /**
+   * The first scheduler tick (waiting for every backend's figures, up to the poll timeout),
+   * then the periodic ones: until it, the router knows no backend's capacity, so it is called
+   * before the server takes requests. Calling it again returns the same promise; a router
+   * closed before it started rejects.
+   */
+  start(): Promise<void>;
+  /** Graceful stop: refuse new requests, 503 the parked, let streams finish (bounded). */
+  close(): Promise<void>;
+  /**
+   * What SIGTERM does: for up to `--drain`, refuse new programs (503, /health 503) while the
+   * programs the router has go on, ending sooner once nothing is in flight; then `close()`.
+   */
+  drain(): Promise<void>;
 }
 
 export interface RouterHandle {
@@ -80,10 +133,37 @@ const MIN_DEADLINE_RETRY_MS = 1000;
  */
 const ROUND_WAIT_SHARE = 0.25;
 
-export async function startRouter(
-  config: RouterConfig,
-  options: StartRouterOptions = {},
-): Promise<RouterHandle> {
+/** What the router's own HTTP server adds to the shutdown (`startRouter`). */
+interface ServerPart {
+  /** Shutdown began: stop taking connections. */
+  stopAccepting(): void;
+  /**
+   * Every request has ended: let the last answers out, then close the connections, cutting
+   * what is left when the grace period is over (`endGrace` cancels its in-flight cut).
+   */
+  settle(graceOver: Promise<void>, endGrace: () => void): Promise<void>;
+}
+
+/** The router, and the steps `startRouter` takes around its own server. */
+interface Assembly {
+  router: Router;
+  /** The first tick, bounded by the poll timeout and the abort signal. */
+  firstTick(): Promise<void>;
+  /** After the first tick: the engine figures' ticker and the live page's feed. */
+  startRest(): void;
+  /** A start that failed before anything was served: stop what runs, close what is open. */
+  abandon(): Promise<void>;
+  attachServer(part: ServerPart): void;
+  /** Shutdown began. */
+  isStopping(): boolean;
+  /** The start-up lines of the log; `url` when the router has a port of its own. */
+  logStarted(url: string | null): void;
+}
+
+const NEEDS_NODE =
+  "maitred's router answers on Node's own request and response: serve its fetch with @hono/node-server (serve, createAdaptorServer, getRequestListener) or use router.listener in a node:http server";
+
+async function assemble(config: RouterConfig, options: CreateRouterOptions): Promise<Assembly> {
   const logger =
     options.logger ?? createLogger({ level: config.logLevel, fields: { cell: config.cell } });
   const clock = options.clock ?? wallClock;
@@ -244,6 +324,7 @@ export async function startRouter(
     identityOrder: config.identityOrder,
     priority: priorities ? createClassResolver(config.priority, callers) : null,
     callers,
+    budgets: createBudgetResolver(config.budgets, Object.keys(config.priority.apiKeys).length > 0),
     maxBodySize: config.maxBodySize,
     bodyBudget: createBodyBudget(config.maxBufferedBytes ?? defaultBodyBudgetBytes()),
     adminToken: config.adminToken,
@@ -265,67 +346,47 @@ export async function startRouter(
     accessLog: config.accessLog === "on",
     ui,
   });
-  // An HTTP/1.0 request may come without a Host header (health checkers send them so); the
-  // adapter builds each request's URL from it, and would refuse one without it.
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: "localhost" }) as Server;
-  server.on("clientError", answerClientError);
-  server.on("checkExpectation", refuseExpectation);
-  // Responses not yet complete, so shutdown can wait for the last bytes (not only for the
-  // request's end) before closing connections. Requests that come in on kept-alive
-  // connections after shutdown began get their 503 and then the connection closes.
-  const openResponses = new Set<ServerResponse>();
-  server.prependListener("request", (_req, res) => {
-    if (draining) res.shouldKeepAlive = false;
-    openResponses.add(res);
-    res.once("close", () => openResponses.delete(res));
-  });
-  // The first tick runs before the port opens, so the first request already meets every
+
+  // The first tick runs before the router serves, so the first request already meets every
   // backend's capacity and engine figures (as in `simulate`, whose first tick precedes any
   // arrival). Backends that do not answer cost one poll timeout at most, however many they
-  // are: the port opens then, and the tick lands when it is done.
-  let giveUp = () => {};
-  const bound = clock.setTimeout(() => giveUp(), config.pollTimeoutMs);
-  options.signal?.addEventListener("abort", () => giveUp(), { once: true });
-  await Promise.race([ticker.start(), new Promise<void>((resolve) => (giveUp = resolve))]);
-  bound.cancel();
-  try {
-    options.signal?.throwIfAborted();
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(config.port, config.host, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-  } catch (err) {
-    // Stopped, or the port is taken (or not ours): leave nothing running behind the error.
+  // are: the router serves then, and the tick lands when it is done.
+  async function firstTick(): Promise<void> {
+    let giveUp = () => {};
+    const bound = clock.setTimeout(() => giveUp(), config.pollTimeoutMs);
+    options.signal?.addEventListener("abort", () => giveUp(), { once: true });
+    await Promise.race([ticker.start(), new Promise<void>((resolve) => (giveUp = resolve))]);
+    bound.cancel();
+  }
+  function startRest(): void {
+    void engineTicker?.start();
+    ui.start();
+  }
+  async function abandon(): Promise<void> {
     poller.close();
     await ticker.stop();
     cancelDeadline();
     await upstreams.close();
     await profiler?.close();
     await sims?.close();
-    throw err;
   }
-  const port = (server.address() as AddressInfo).port;
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  void engineTicker?.start();
-  ui.start();
-  logger.info("maitred listening", {
-    url,
-    cell: config.cell,
-    mode: config.router,
-    backends,
-    // The default router never pauses, so it has no bounds on waiting to state.
-    ...(config.router === "tr" ? { bounds: describeBounds(config) } : {}),
-  });
-  logger.info(
-    config.adminToken === null
-      ? "admin routes (/programs, /backends, /profiles, /ui) answer loopback clients only; set --admin-token to reach them from elsewhere"
-      : "admin routes (/programs, /backends, /profiles, /ui) need the admin token",
-  );
+  function logStarted(url: string | null): void {
+    logger.info(url === null ? "maitred started" : "maitred listening", {
+      ...(url === null ? {} : { url }),
+      cell: config.cell,
+      mode: config.router,
+      backends,
+      // The default router never pauses, so it has no bounds on waiting to state.
+      ...(config.router === "tr" ? { bounds: describeBounds(config) } : {}),
+    });
+    logger.info(
+      config.adminToken === null
+        ? "admin routes (/programs, /backends, /profiles, /ui) answer loopback clients only; set --admin-token to reach them from elsewhere"
+        : "admin routes (/programs, /backends, /profiles, /ui) need the admin token",
+    );
+  }
 
+  let server: ServerPart | null = null;
   let closing: Promise<void> | null = null;
   async function shutdown(): Promise<void> {
     draining = true;
@@ -334,7 +395,7 @@ export async function startRouter(
     ui.stop();
     const pollsEnded = Promise.all([ticker.stop(), engineTicker?.stop()]);
     cancelDeadline();
-    const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server?.stopAccepting();
     loop.send({ kind: "shutdown", now: clock.now() });
     const grace = clock.setTimeout(() => {
       logger.warn("shutdown grace over; cancelling in-flight requests", {
@@ -343,23 +404,22 @@ export async function startRouter(
       for (const id of [...loop.requests.ids()]) loop.requests.cancel(id, Errors.shuttingDown());
     }, config.shutdownGraceMs);
     await inflight.whenIdle();
-    // The last answers (503s to parked requests, stream tails) may still be on their way out;
-    // once every response is complete, kept-alive connections are idle and can be closed.
-    // Whatever is left when the grace period ends is cut.
     const graceOver = new Promise<void>((resolve) =>
       clock.setTimeout(resolve, config.shutdownGraceMs),
     );
-    await Promise.race([Promise.all([...openResponses].map((r) => once(r, "close"))), graceOver]);
-    server.closeIdleConnections();
-    await Promise.race([serverClosed, graceOver]);
-    grace.cancel();
-    server.closeAllConnections();
-    await serverClosed;
+    // Embedded, the connections are the host server's: every request has ended, and the last
+    // bytes of their answers go out through it.
+    if (server === null) grace.cancel();
+    else await server.settle(graceOver, () => grace.cancel());
     await Promise.race([pollsEnded, graceOver]);
     await upstreams.close();
     await profiler?.close();
     await sims?.close();
     logger.info("maitred stopped");
+  }
+  function close(): Promise<void> {
+    closing ??= shutdown();
+    return closing;
   }
   let drained: Promise<void> | null = null;
   async function drainThenClose(): Promise<void> {
@@ -378,22 +438,144 @@ export async function startRouter(
       ]);
       (timer as TimerHandle | null)?.cancel();
     }
-    closing ??= shutdown();
-    return closing;
+    return close();
   }
-  return {
-    url,
-    port,
+
+  let started: Promise<void> | null = null;
+  async function start(): Promise<void> {
+    if (draining) throw new Error("the router was closed before it started");
+    await firstTick();
+    if (options.signal?.aborted) {
+      await close();
+      options.signal.throwIfAborted();
+    }
+    // Closed while the first tick ran: nothing more is started.
+    if (draining) return;
+    startRest();
+    logStarted(null);
+  }
+  let listener: Router["listener"] | null = null;
+  const router: Router = {
+    app,
+    fetch(request, env) {
+      const node = env as Partial<HttpBindings> | undefined;
+      if (node?.incoming === undefined || node.outgoing === undefined)
+        throw new TypeError(NEEDS_NODE);
+      return app.fetch(request, env as HttpBindings);
+    },
+    // Made on first use: @hono/node-server's listener replaces the global Request and Response
+    // with its own when it is made, which a router mounted in a Hono app has no need of.
+    get listener() {
+      // An HTTP/1.0 request may come without a Host header (health checkers send them so); the
+      // adapter builds each request's URL from it, and would refuse one without it.
+      listener ??= getRequestListener(app.fetch, { hostname: "localhost" });
+      return listener;
+    },
     backends,
     loop,
     ticker,
-    close() {
-      closing ??= shutdown();
-      return closing;
+    poller,
+    metrics,
+    start() {
+      started ??= start();
+      return started;
     },
+    close,
     drain() {
       drained ??= drainThenClose();
       return drained;
     },
+  };
+  return {
+    router,
+    firstTick,
+    startRest,
+    abandon,
+    attachServer(part) {
+      server = part;
+    },
+    isStopping: () => draining,
+    logStarted,
+  };
+}
+
+/**
+ * The router, built and not yet started: mount `app`, `fetch` or `listener` in a server, call
+ * `start()`, and `close()` it before that server closes.
+ */
+export async function createRouter(
+  config: RouterConfig,
+  options: CreateRouterOptions = {},
+): Promise<Router> {
+  return (await assemble(config, options)).router;
+}
+
+/** The router on a port of its own (`maitred serve`): started, listening, with its URL. */
+export async function startRouter(
+  config: RouterConfig,
+  options: StartRouterOptions = {},
+): Promise<RouterHandle> {
+  const built = await assemble(config, options);
+  const { router } = built;
+  // An HTTP/1.0 request may come without a Host header (health checkers send them so); the
+  // adapter builds each request's URL from it, and would refuse one without it.
+  const server = createAdaptorServer({ fetch: router.app.fetch, hostname: "localhost" }) as Server;
+  server.on("clientError", answerClientError);
+  server.on("checkExpectation", refuseExpectation);
+  // Responses not yet complete, so shutdown can wait for the last bytes (not only for the
+  // request's end) before closing connections. Requests that come in on kept-alive
+  // connections after shutdown began get their 503 and then the connection closes.
+  const openResponses = new Set<ServerResponse>();
+  server.prependListener("request", (_req, res) => {
+    if (built.isStopping()) res.shouldKeepAlive = false;
+    openResponses.add(res);
+    res.once("close", () => openResponses.delete(res));
+  });
+  let serverClosed: Promise<void> = Promise.resolve();
+  built.attachServer({
+    stopAccepting() {
+      serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    async settle(graceOver, endGrace) {
+      // The last answers (503s to parked requests, stream tails) may still be on their way out;
+      // once every response is complete, kept-alive connections are idle and can be closed.
+      // Whatever is left when the grace period ends is cut.
+      await Promise.race([Promise.all([...openResponses].map((r) => once(r, "close"))), graceOver]);
+      server.closeIdleConnections();
+      await Promise.race([serverClosed, graceOver]);
+      endGrace();
+      server.closeAllConnections();
+      await serverClosed;
+    },
+  });
+  // The first tick runs before the port opens (see `firstTick`).
+  await built.firstTick();
+  try {
+    options.signal?.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.port, config.host, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    // Stopped, or the port is taken (or not ours): leave nothing running behind the error.
+    await built.abandon();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  built.startRest();
+  built.logStarted(url);
+  return {
+    url,
+    port,
+    backends: router.backends,
+    loop: router.loop,
+    ticker: router.ticker,
+    close: router.close,
+    drain: router.drain,
   };
 }

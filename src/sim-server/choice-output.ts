@@ -12,13 +12,14 @@ import type { ChoicePlan, GenerationSpec } from "./prepare-generation.ts";
 import type { ChoiceStep } from "./track-generation.ts";
 
 /**
- * A cut answer is `length`; a whole tool call is `tool_calls` when the model chose or was
+ * A cut answer is `length` (`stop` for a text answer asked to end there: `lengthIsStop`); a whole tool call is `tool_calls` when the model chose or was
  * required to call, and `stop` when the request named the function. (vLLM itself is not
  * consistent here: its stream says `tool_calls` for every call, its plain answer says
  * `tool_calls` only for `auto`. The simulated backend gives both answers one rule.)
  */
 export function choiceFinish(choice: ChoicePlan, finish: FinishReason): ChoiceFinish {
-  if (finish === "length") return "length";
+  if (finish === "length")
+    return choice.lengthIsStop && choice.toolCall === null ? "stop" : "length";
   const mode = choice.toolCall?.mode;
   return mode === "auto" || mode === "required" ? "tool_calls" : "stop";
 }

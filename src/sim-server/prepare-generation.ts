@@ -38,7 +38,16 @@ export interface ChoicePlan {
   key: number;
   /** The call this choice answers with; null = text. */
   toolCall: ToolCallPlan | null;
+  /**
+   * A text answer cut by `max_tokens` ends as `stop`, as a model that emitted its end of
+   * sequence right there (header `x-sim-finish: stop`): a driver that fixes each answer's
+   * length can still send final answers.
+   */
+  lengthIsStop: boolean;
 }
+
+/** Request header: `stop` makes an answer cut at `max_tokens` end as `stop` (ChoicePlan). */
+export const FINISH_HEADER = "x-sim-finish";
 
 export interface GenerationSpec {
   meta: ResponseMeta;
@@ -101,6 +110,7 @@ export async function prepareGeneration(
   const requestId = req.headers.get("x-request-id") || deps.newRequestId();
   const id = `${endpoint === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`;
   const requestKey = fingerprint(options.seed, promptTokens);
+  const lengthIsStop = req.headers.get(FINISH_HEADER)?.trim().toLowerCase() === "stop";
   const choices = Array.from({ length: body.n }, (_, index): ChoicePlan => {
     const key = sampleFingerprint(requestKey, index);
     const tools = body.kind === "chat" ? body.tools : null;
@@ -109,6 +119,7 @@ export async function prepareGeneration(
       engineId: `${id}@${deps.nextSeq()}`,
       key,
       toolCall: tools === null ? null : planToolCall(tools, key, options.toolCallShare),
+      lengthIsStop,
     };
   });
   return {

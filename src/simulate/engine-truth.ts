@@ -49,6 +49,11 @@ export interface TruthSeries {
   t_s: number[];
   paused_programs: number[];
   parked_requests: number[];
+  /**
+   * Tokens the core books for programs between steps (ACTING, room not lent), all backends:
+   * room held for programs in a tool call, or done and never released.
+   */
+  acting_held_tokens: number[];
   backends: BackendSeries[];
 }
 
@@ -56,6 +61,8 @@ export interface EngineTruth {
   backends: BackendTruth[];
   /** Core decision counters over the window. */
   scheduler: SchedulerCounters;
+  /** Mean of `series.acting_held_tokens` over the window's ticks; null without a tick. */
+  acting_held_tokens_mean: number | null;
   series: TruthSeries;
 }
 
@@ -86,6 +93,7 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
     t_s: [],
     paused_programs: [],
     parked_requests: [],
+    acting_held_tokens: [],
     backends: backends.map((b) => ({
       id: b.id,
       kv_usage: [],
@@ -102,6 +110,9 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
       series.t_s.push(round(tS, 3));
       series.paused_programs.push(snap.pausedPrograms);
       series.parked_requests.push(snap.queueLength);
+      let held = 0;
+      for (const b of snap.backends) held += b.actingTokens;
+      series.acting_held_tokens.push(Math.round(held));
       backends.forEach((b, i) => {
         const s = samples[b.id];
         const out = series.backends[i];
@@ -150,8 +161,11 @@ export function createTruthRecorder(backends: readonly SimBackend[]): TruthRecor
           },
         };
       });
+      const held = series.acting_held_tokens.filter((_, k) => inWindow[k]);
       return {
         backends: truths,
+        acting_held_tokens_mean:
+          held.length === 0 ? null : Math.round(held.reduce((a, v) => a + v, 0) / held.length),
         scheduler: schedulerDelta(counters, startScheduler ?? zeroCounters(counters)),
         series,
       };

@@ -9,7 +9,7 @@ import {
 import { errorKind } from "../bench/step-client.ts";
 import { errorTypeForStatus } from "../errors.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
-import type { ProgramPlan, Workload } from "../workload/types.ts";
+import { answerStops, type ProgramPlan, type Workload } from "../workload/types.ts";
 import { releasesAtEnd } from "../workload/unreleased.ts";
 import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
 import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
@@ -112,6 +112,7 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
       messageChars: prompt.messageChars,
       maxTokens: step.completionTokens,
       priorityClass: p.plan.priorityClass,
+      answerStops: answerStops(p.plan, i),
       onDone: (result) => done(p, i, attempt, startMs, result),
     });
   };

@@ -202,6 +202,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     },
     backends: t.backends,
     scheduler: t.scheduler,
+    acting_held_tokens_mean: t.acting_held_tokens_mean,
     still_parked_max_ms: parked.length === 0 ? null : parked.reduce((m, x) => Math.max(m, x)),
     ...(priority === undefined ? {} : { priority }),
     series: t.series,

@@ -26,6 +26,8 @@ export interface SimRequest {
   maxTokens: number;
   /** The class the program asks for (as `x-priority`); absent = none. */
   priorityClass?: PriorityClass;
+  /** Its answer ends with `finish_reason: "stop"` and no tool call (workload `answerStops`). */
+  answerStops?: boolean;
   /** Called once, when the request ends (answered, rejected or cancelled). */
   onDone(result: RequestResult): void;
 }

@@ -185,6 +185,9 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
       totalTokens: o.promptTokens + n,
       cachedTokens: o.numCachedTokens,
     };
+    // The engine ran to the length the workload asked for; how the answer ends is the
+    // workload's (a final or text answer, or a tool call).
+    l.flow.stopped = l.request.answerStops === true;
     l.flow.finish(now, "ok");
     finish(o.id, {
       ok: true,

@@ -44,6 +44,7 @@ export const TR_KNOB_KEYS = [
   "ageing",
   "lend-after",
   "lend-max-hold",
+  "final-grace",
   "progress-interval-tokens",
   "priority",
   "queue-policy",

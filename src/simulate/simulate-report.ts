@@ -24,6 +24,8 @@ export interface SimulateRunReport extends RunReport {
   };
   backends: BackendTruth[];
   scheduler: SchedulerCounters;
+  /** Tokens booked for programs between steps, mean over the window's ticks (engine-truth.ts). */
+  acting_held_tokens_mean: number | null;
   /**
    * The longest wait so far of a request still parked in the core when the run ended (any
    * class; null when none was). `paused_ms` counts only steps that got their answer, so a
@@ -99,6 +101,18 @@ const ROWS: Row[] = [
   { label: "core resumes", value: (r) => String(r.scheduler.resumes) },
   { label: "core forced resumes", value: (r) => String(r.scheduler.forcedResumes) },
   { label: "core migrations", value: (r) => String(r.scheduler.migrations) },
+  { label: "core releases", value: (r) => String(r.scheduler.releases) },
+  {
+    label: "room held by ACTING (tokens)",
+    value: (r) => (r.acting_held_tokens_mean === null ? "-" : String(r.acting_held_tokens_mean)),
+  },
+  { label: "likely done: marked", value: (r) => String(r.scheduler.likelyDoneMarks) },
+  { label: "likely done: continued", value: (r) => String(r.scheduler.likelyDoneContinued) },
+  { label: "likely done: released", value: (r) => String(r.scheduler.likelyDoneReleases) },
+  {
+    label: "likely done: came back",
+    value: (r) => String(r.scheduler.likelyDoneReturns),
+  },
 ];
 
 function render(header: string[], rows: string[][]): string {

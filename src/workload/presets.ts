@@ -36,6 +36,8 @@ export interface PresetParams {
   tool: { dist: Distribution; capMs: number; overheadMs: number };
   /** Interactive sessions: after `share` of the steps a human gap (ms) replaces the tool time. */
   humanGap?: { share: number; dist: Distribution };
+  /** The agent writes its actions as text, not tool calls (`ProgramPlan.textActions`). */
+  textActions?: true;
 }
 
 const MS_PER_S = 1000;
@@ -70,6 +72,8 @@ const SWE_BASH: PresetParams = {
   keptOutputShare: 1,
   observation: { dist: lognormal(4.78, 1.11), min: 5, max: 4500 },
   tool: SWE_TOOL,
+  // mini-swe-agent parses a bash block out of the answer's text; it calls no tools.
+  textActions: true,
 };
 
 /** Gemini 3 Pro class: output LN(4.75, 1.22) scaled by m_phase = 1.04 / 1.17 / 0.79. */

@@ -46,6 +46,12 @@ export interface ProgramPlan {
    * idle timeout (unreleased.ts).
    */
   unreleased?: true;
+  /**
+   * Its agent writes its actions as text (mini-swe-agent's bash blocks), not as tool calls: every
+   * answer ends with `finish_reason: "stop"`. Otherwise only its last answer and its replies to
+   * a human (`StepPlan.human`) do (`answerStops`).
+   */
+  textActions?: true;
 }
 
 export interface WorkloadCommon {
@@ -139,4 +145,12 @@ export interface WorkloadMix {
    * text seed and start offset).
    */
   programOf(c: number, n: number, index: number): ProgramPlan;
+}
+
+/**
+ * Whether step `i`'s answer ends with `finish_reason: "stop"` and no tool call: the last answer,
+ * a reply to a human, or any answer of an agent that writes its actions as text.
+ */
+export function answerStops(plan: ProgramPlan, i: number): boolean {
+  return plan.textActions === true || i === plan.steps.length - 1 || plan.steps[i].human === true;
 }

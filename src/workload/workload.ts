@@ -50,7 +50,10 @@ function traceWorkload(
   spec: Extract<WorkloadSpec, { kind: "trace" }>,
   programs: readonly TraceProgram[],
   name: string,
-): Omit<Workload, "programAt"> & { base(i: number): { source: string; steps: StepPlan[] } } {
+): Omit<Workload, "programAt"> & {
+  base(i: number): { source: string; steps: StepPlan[] };
+  textActions: boolean;
+} {
   const seed = spec.seed ?? DEFAULT_SEED;
   const order = permutation(programs.length, createRng(deriveSeed(seed, STREAM_ORDER)));
   const size = Math.min(order.length, spec.limit ?? order.length);
@@ -60,6 +63,9 @@ function traceWorkload(
     seed,
     sharedPrefixTokens: spec.sharedPrefixTokens ?? DEFAULT_TRACE_SHARED_PREFIX,
     size,
+    // The trace format carries no tool-call flag; the shipped traces are mini-swe-agent runs,
+    // whose actions are bash blocks in the answer's text.
+    textActions: true,
     base: (i) => {
       const b = order[i % size];
       return { source: programs[b].id, steps: traceSteps(programs[b], seed, b) };
@@ -106,13 +112,14 @@ export function createWorkload(
       seed,
       sharedPrefixTokens: params.sharedPrefixTokens,
       size: Number.POSITIVE_INFINITY,
+      textActions: params.textActions === true,
       base: (i) => ({
         source: `${params.name}#${i}`,
         steps: generateSteps(params, createRng(deriveSeed(seed, STREAM_PROGRAM, i))),
       }),
     };
   }
-  const { base, ...rest } = inner;
+  const { base, textActions, ...rest } = inner;
   const classMix = spec.classMix !== undefined && spec.classMix.length > 0 ? spec.classMix : null;
   return {
     ...rest,
@@ -129,6 +136,7 @@ export function createWorkload(
         steps,
       };
       if (classMix !== null) plan.priorityClass = drawClass(classMix, rest.seed, index);
+      if (textActions) plan.textActions = true;
       return plan;
     },
   };

@@ -2,6 +2,7 @@ import type {
   BackendSpec,
   CoreScheduler,
   PriorityClass,
+  ProgramBudget,
   SchedulerConfig,
 } from "../../src/core/api.ts";
 import type { Effects } from "../../src/core/effects.ts";
@@ -119,6 +120,8 @@ export function createHarness(options: HarnessOptions = {}) {
         messageChars?: number[];
         priorityClass?: PriorityClass;
         classClamped?: boolean;
+        budget?: ProgramBudget;
+        retry?: boolean;
       } = {},
     ) {
       scheduler.handle({
@@ -131,6 +134,8 @@ export function createHarness(options: HarnessOptions = {}) {
         maxWaitMs: extra.maxWaitMs,
         ...(extra.priorityClass === undefined ? {} : { priorityClass: extra.priorityClass }),
         ...(extra.classClamped === undefined ? {} : { classClamped: extra.classClamped }),
+        ...(extra.budget === undefined ? {} : { budget: extra.budget }),
+        ...(extra.retry === undefined ? {} : { retry: extra.retry }),
       });
     },
     /** The engine's first token for the request: its prompt is prefilled. */

@@ -25,12 +25,14 @@ const program = (
   pausedSince: null,
   parentProgramId: null,
   lastActivity: 0,
+  likelyDoneAt: null,
 });
 
 function snapshotWith(pauses: number): SchedulerSnapshot {
   return {
     mode: "tr",
     now: 0,
+    budgetsExhausted: { steps: 0, tokens: 0, wall: 0 },
     programs: [
       program("secret-program-1", "REASONING", "ACTIVE"),
       program("secret-program-2", "ACTING", "PAUSED"),
@@ -76,6 +78,10 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
       releases: 0,
       idleReleases: 0,
       migrations: 0,
+      likelyDoneMarks: 0,
+      likelyDoneContinued: 0,
+      likelyDoneReleases: 0,
+      likelyDoneReturns: 0,
     },
     queueLength: 2,
     pausedPrograms: 1,

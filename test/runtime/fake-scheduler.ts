@@ -15,6 +15,7 @@ export function createFakeScheduler(
   const snapshot: SchedulerSnapshot = {
     mode: "tr",
     now: 0,
+    budgetsExhausted: { steps: 0, tokens: 0, wall: 0 },
     programs: [],
     anonymousPrograms: [],
     backends: [],
@@ -26,6 +27,10 @@ export function createFakeScheduler(
       releases: 0,
       idleReleases: 0,
       migrations: 0,
+      likelyDoneMarks: 0,
+      likelyDoneContinued: 0,
+      likelyDoneReleases: 0,
+      likelyDoneReturns: 0,
     },
     queueLength: 0,
     pausedPrograms: 0,

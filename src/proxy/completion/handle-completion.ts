@@ -48,6 +48,7 @@ export async function handleCompletion(
       deps.priority,
       deps.upstreamStream,
       deps.callers,
+      deps.budgets,
     );
     // A draining cell finishes the programs it has; a new one (or a request of no program)
     // belongs on a cell that stays, where the balancer sends the client's retry.

@@ -49,6 +49,7 @@ export class RebuiltAnswer implements Answer {
     }
     const built = rebuilder.finish();
     trip.flow.usage = rebuilder.usage;
+    trip.flow.stopped = rebuilder.stopped;
     const backendId = trip.grant.backendId;
     if (built === null) {
       const error = Errors.backendIncomplete(backendId);

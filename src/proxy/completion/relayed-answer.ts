@@ -53,6 +53,7 @@ export class RelayedAnswer implements Answer {
     if (rest !== null) this.batch.push(rest);
     this.write();
     trip.flow.usage = this.relay.usage;
+    trip.flow.stopped = this.relay.stopped;
     trip.outgoing.end();
     trip.resolve("ok");
   }

@@ -40,6 +40,7 @@ export function seat(
     maxWaitMs,
   };
   if (attempt.retry) arrived.retry = true;
+  if (req.budget !== undefined) arrived.budget = req.budget;
   if (req.priorityClass !== null) {
     arrived.priorityClass = req.priorityClass;
     arrived.classClamped = req.classClamped;

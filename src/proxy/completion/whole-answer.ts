@@ -3,7 +3,7 @@
  * sent it): gathered, then written with its head once complete, so that a body that breaks
  * half-way can still become a clean error envelope. Its usage is read from it.
  */
-import { usageOfBody } from "../usage.ts";
+import { stoppedOfBody, usageOfBody } from "../usage.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
 export class WholeAnswer implements Answer {
@@ -28,7 +28,10 @@ export class WholeAnswer implements Answer {
       return;
     }
     const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
-    if (trip.ok) trip.flow.usage = usageOfBody(body);
+    if (trip.ok) {
+      trip.flow.usage = usageOfBody(body);
+      trip.flow.stopped = stoppedOfBody(body);
+    }
     if (trip.opened !== null) trip.opened.endWithBody(trip.status, body);
     else trip.outgoing.end(body);
     trip.resolve(trip.ok ? "ok" : "upstream_error");

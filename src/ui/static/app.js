@@ -111,6 +111,16 @@ function renderClasses(f) {
   );
 }
 
+/** What is left of a program's budgets: "12 steps · 1,200,000 tok · 25m 0s". */
+function fmtBudget(left) {
+  if (left === null) return "";
+  const parts = [];
+  if (left.steps !== undefined) parts.push(`${fmtInt(left.steps)} steps`);
+  if (left.tokens !== undefined) parts.push(`${fmtInt(left.tokens)} tok`);
+  if (left.wall !== undefined) parts.push(fmtSecs(left.wall));
+  return parts.join(" · ");
+}
+
 function renderPrograms(f) {
   $("#programs-note").textContent =
     f.programs.length < f.counts.programs
@@ -132,6 +142,7 @@ function renderPrograms(f) {
         el("td", { class: "num" }, fmtSecs(p.pausedForMs)),
         el("td", { class: "hold" }, fmtHold(p.hold)),
         el("td", null, p.class ?? ""),
+        el("td", { class: "num" }, fmtBudget(p.budgetLeft)),
       ),
     ),
   );

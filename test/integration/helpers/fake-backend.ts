@@ -3,7 +3,8 @@
  * with vLLM's shapes. A stream can be held open after some
  * chunks (disconnect tests; a request with header `x-fake-no-hold` is never held), or, for a
  * request with header `x-fake-hold-first`, after its head and before any chunk (preemption
- * tests). A request with header `x-fake-status` is answered that status and an error envelope,
+ * tests). A streamed answer ends in a tool call for a request with header `x-fake-tool-call`, with
+ * `finish_reason: "stop"` and text otherwise. A request with header `x-fake-status` is answered that status and an error envelope,
  * or the body in header `x-fake-error-body`; /metrics reports the configured KV capacity, which a test may change (a backend
  * that reports none cannot be placed on, so the router holds what arrives until it does).
  */
@@ -120,6 +121,8 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
       );
       return;
     }
+    // `x-fake-tool-call`: the answer ends in a tool call, as an agent's step does.
+    const toolCall = req.headers["x-fake-tool-call"] !== undefined;
     res.on("close", () => closed.resolve());
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
@@ -146,7 +149,16 @@ export async function startFakeBackend(options: FakeBackendOptions = {}): Promis
         if (options.dieMidStream) res.socket?.destroy();
         if (res.destroyed) return;
       }
-      res.write(chunkOf("c1", { content: `t${i}` }, i === tokens ? "stop" : null));
+      res.write(chunkOf("c1", { content: `t${i}` }, i === tokens && !toolCall ? "stop" : null));
+    }
+    if (toolCall) {
+      const call = {
+        index: 0,
+        id: "call-1",
+        type: "function",
+        function: { name: "bash", arguments: "{}" },
+      };
+      res.write(chunkOf("c1", { tool_calls: [call] }, "tool_calls"));
     }
     const so = body.stream_options as { include_usage?: boolean } | undefined;
     if (so?.include_usage)

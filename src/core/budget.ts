@@ -1,0 +1,95 @@
+import { Errors } from "../errors.ts";
+import {
+  BUDGET_KINDS,
+  type BudgetKind,
+  type BudgetView,
+  LIMIT_OF,
+  lowerBudget,
+} from "./budget-rules.ts";
+import { ENDED_ID_TTL_MS, endedRecently, rememberEnded } from "./ended-ids.ts";
+import type { ProgramBudget } from "./events.ts";
+import type { ProgramRecord, RequestRecord } from "./records.ts";
+import { releaseProgram } from "./release.ts";
+import type { SchedulerState } from "./scheduler-state.ts";
+
+/**
+ * Program budgets: steps, tokens and wall time a program may use. The check is at a step's
+ * start: a request that would start a step past a budget is refused (429
+ * `program_budget_exceeded`, naming the budget) and its program is released, so an agent stuck
+ * in a loop stops costing room however its framework counts steps. A program keeps the lowest
+ * budget it was ever given: leaving the budget out of a later request never raises it.
+ */
+
+/**
+ * How long the id of a program ended by its budget stays refused: long enough that a client
+ * retrying the refusal, or a loop carrying on past it, is not handed a fresh program with a
+ * fresh budget; an id reused after that is a new program.
+ */
+export const EXHAUSTED_ID_TTL_MS = ENDED_ID_TTL_MS;
+
+function usedOf(state: SchedulerState, p: ProgramRecord, kind: BudgetKind): number {
+  if (kind === "steps") return p.steps;
+  if (kind === "tokens") return p.usedTokens;
+  return state.now - p.startedAt;
+}
+
+/** The first budget (steps, tokens, wall) a new step of `p` would pass; null = none. */
+function passedBudget(state: SchedulerState, p: ProgramRecord): BudgetKind | null {
+  const b = p.budget;
+  if (b === null) return null;
+  for (const kind of BUDGET_KINDS) {
+    const limit = b[LIMIT_OF[kind]];
+    if (limit !== undefined && usedOf(state, p, kind) >= limit) return kind;
+  }
+  return null;
+}
+
+/**
+ * A request of `programId` wants to start a step. Its budget is merged into the program's;
+ * when the program has used up a budget (or its id was ended by one a short while ago) the
+ * request is refused and true returned: the program, if still live, is released.
+ */
+export function refuseOverBudget(
+  state: SchedulerState,
+  requestId: string,
+  programId: string,
+  budget: ProgramBudget | undefined,
+): boolean {
+  const p = state.programs.get(programId);
+  if (p === undefined) {
+    const ended = endedRecently(state, programId);
+    if (ended === undefined || ended.why === "likely_done") return false;
+    state.effects.reject(requestId, Errors.budgetExceeded(ended.why, null));
+    return true;
+  }
+  p.budget = lowerBudget(p.budget, budget);
+  const kind = passedBudget(state, p);
+  if (kind === null) return false;
+  const limit = p.budget?.[LIMIT_OF[kind]] as number;
+  state.effects.reject(requestId, Errors.budgetExceeded(kind, limit));
+  state.budgetsExhausted[kind]++;
+  rememberEnded(state, programId, kind);
+  releaseProgram(state, p, "budget");
+  return true;
+}
+
+/**
+ * A request of `p` ended: the tokens the engine worked on count against its budget (engine
+ * usage when it came, else the estimate once the engine produced a token; nothing for a
+ * request the engine never started).
+ */
+export function chargeTokens(p: ProgramRecord, r: RequestRecord): void {
+  if (r.usageSeen || r.prefilled) p.usedTokens += r.tokens;
+}
+
+/** Each budget of `p` with its use; undefined when it has none. */
+export function budgetView(state: SchedulerState, p: ProgramRecord): BudgetView | undefined {
+  const b = p.budget;
+  if (b === null) return undefined;
+  const view: BudgetView = {};
+  for (const kind of BUDGET_KINDS) {
+    const limit = b[LIMIT_OF[kind]];
+    if (limit !== undefined) view[kind] = { limit, used: usedOf(state, p, kind) };
+  }
+  return view;
+}
