@@ -145,6 +145,8 @@ export interface ProgramView {
   budget?: BudgetView;
   /** When its last answer marked it likely done (src/core/likely-done.ts); null = not marked. */
   likelyDoneAt: number | null;
+  /** Ids of its live sub-agents (src/core/tree.ts), in the order they started. */
+  children: string[];
 }
 
 /**

@@ -10,6 +10,7 @@ import { dispatchRequest } from "./program-moves.ts";
 import { touch } from "./queue.ts";
 import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { createProgramRecord, type SchedulerState } from "./scheduler-state.ts";
+import { joinTree } from "./tree.ts";
 
 /** Steps shared by the arrival cases (request-arrival.ts) and their priority variant. */
 
@@ -29,7 +30,8 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
     p = createProgramRecord(
       id,
       ++state.programSeq,
-      ev.parentProgramId ?? null,
+      // A request of no program has no program to place in a tree.
+      anonymous ? null : (ev.parentProgramId ?? null),
       state.now,
       anonymous,
     );
@@ -38,6 +40,7 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
       p.budget = lowerBudget(null, ev.budget);
       countReturn(state, p);
       state.programs.set(id, p);
+      joinTree(state, p);
     }
   }
   return p;

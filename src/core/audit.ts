@@ -132,6 +132,13 @@ export function auditBooks(state: SchedulerState): string[] {
     const queued = state.queue.has(p);
     if (queued !== (p.state === "PAUSED")) out.push(`${p.id}: ${p.state} but queued=${queued}`);
     if (!queued && p.parked.length > 0) out.push(`${p.id}: parked requests outside the queue`);
+    // The tree links both ways, between live programs only (tree.ts).
+    if (p.parent !== null && (!p.parent.children.has(p) || p.parent.state === "TERMINATED"))
+      out.push(`${p.id}: parent ${p.parent.id} does not list it, or has ended`);
+    for (const c of p.children)
+      if (c.parent !== p || c.state === "TERMINATED") out.push(`${p.id}: child ${c.id} unlinked`);
+    if (p.likelyDoneAt !== null && !state.likelyDone.has(p))
+      out.push(`${p.id}: likely done but not in the likely-done list`);
   }
   let waiting = 0;
   for (const p of state.queue) if (p.parked.length > 0) waiting++;

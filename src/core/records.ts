@@ -24,6 +24,10 @@ export interface ProgramRecord {
   /** Creation order: the stable tie-break among equal programs. */
   readonly seq: number;
   readonly parentProgramId: string | null;
+  /** Its parent while both live (tree.ts); null for a root, or once either has ended. */
+  parent: ProgramRecord | null;
+  /** Its live children (tree.ts): they end when it does. */
+  readonly children: Set<ProgramRecord>;
   /**
    * A request sent without a program id runs as a program of one step of its own: admitted,
    * queued and bounded like any other, released when it ends, never listed or nameable.

@@ -3,8 +3,9 @@ import { addAnonymous, detach } from "./ledger.ts";
 import { dequeue, unpark } from "./queue.ts";
 import type { ProgramRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
+import { leaveTree } from "./tree.ts";
 
-export type ReleaseReason = "release" | "final" | "idle" | "budget" | "likely_done";
+export type ReleaseReason = "release" | "final" | "idle" | "budget" | "likely_done" | "parent";
 
 /**
  * An anonymous program lives for its one request: once that request was answered without
@@ -24,7 +25,8 @@ export function endIfAnonymousAndDone(state: SchedulerState, p: ProgramRecord | 
  *      them to the default backend);
  *   2. it leaves the queue or its backend, so its tokens free at once;
  *   3. requests still in flight (concurrent ones) finish as anonymous requests, so the
- *      backend's load stays honest until they end.
+ *      backend's load stays honest until they end;
+ *   4. its sub-agents end with it, and theirs (tree.ts).
  * The caller tries a resume afterwards: capacity was freed.
  */
 export function releaseProgram(
@@ -60,4 +62,6 @@ export function releaseProgram(
     reason,
     steps: p.steps,
   });
+  // Its sub-agents end with it (tree.ts).
+  for (const child of leaveTree(p)) releaseProgram(state, child, "parent");
 }

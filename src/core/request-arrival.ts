@@ -14,11 +14,13 @@ import { tryResume } from "./resume.ts";
 import { roomOn } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 import { dispatchOrPark } from "./take-back.ts";
+import { parentBackendWithRoom, parentError } from "./tree.ts";
 
 /**
  * A request arrives. Cases (both modes unless noted):
  *   0. shutting down → reject shutting_down;
- *   1. a request id already known → reject bad_request (the runtime's ids must be unique);
+ *   1. a request id already known, or a parent the program cannot have (tree.ts) → reject
+ *      bad_request;
  *   2. no healthy backend → reject no_healthy_backend (never park forever);
  *   3. no program id → a program of one step of its own (arrival-steps.ts `programFor`),
  *      admitted by the cases below like any other: it cannot overfill a backend either;
@@ -27,7 +29,8 @@ import { dispatchOrPark } from "./take-back.ts";
  *   6. program active on a healthy backend → dispatch there; if its room was lent during a
  *      long tool call (lending.ts) and the backend has no room for it any more, it is paused
  *      and its request parked (it waits like any program over capacity);
- *   7. tr, program new or leaving → placed at once on the placeable backend with the fewest
+ *   7. tr, program new or leaving → a new sub-agent on its parent's backend when it fits there
+ *      (tree.ts), any other on the placeable backend with the fewest
  *      active tokens that has room (room.ts), unless programs with a waiting request are
  *      queued (they go first); otherwise queued and parked, and a resume is tried at once
  *      (which also seats it on a backend with nothing in flight). Paused programs with
@@ -78,6 +81,9 @@ export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
 function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null {
   if (state.shuttingDown) return Errors.shuttingDown();
   if (state.requests.has(ev.requestId)) return Errors.badRequest("Duplicate request id.");
+  // A bad parent is the caller's error, refused before anything changes (tree.ts).
+  const tree = parentError(state, ev);
+  if (tree !== null) return tree;
   if (!anyHealthy(state)) return Errors.noHealthyBackend();
   return null;
 }
@@ -87,6 +93,12 @@ function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): vo
   refreshHeadroom(state, p);
   const need = Math.max(footprintOf(p), r.tokens) + p.headroom;
   const bs = state.backends;
+  // A new sub-agent goes where its parent's prefix is cached when it fits there (tree.ts).
+  const home = state.waitingPrograms > 0 ? null : parentBackendWithRoom(state, p, need);
+  if (home !== null) {
+    placeDirect(state, p, r, home);
+    return;
+  }
   const i =
     state.waitingPrograms > 0
       ? -1

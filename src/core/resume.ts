@@ -11,6 +11,7 @@ import { compactQueueOrder } from "./queue.ts";
 import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { markedRoom, roomAfterFreeing, roomOn } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
+import { parentBackendOf } from "./tree.ts";
 
 type Rooms = (number | null)[];
 
@@ -78,7 +79,8 @@ function takeRoom(state: SchedulerState, rooms: Rooms, target: number, need: num
 }
 
 /**
- * Origin backend when the program fits there, else the placement policy; -1 = nowhere.
+ * Origin backend (for a new sub-agent: its parent's) when the program fits there, else the
+ * placement policy; -1 = nowhere.
  * A program paused from a backend whose engine keeps evicted KV in host memory waits for its
  * origin: its context comes back there at transfer cost, and anywhere else at the cost of a
  * whole prefill. Simulated (DeepSeek trace, 128 programs, 2 × 26,000 blocks, 200 GiB each),
@@ -87,6 +89,13 @@ function takeRoom(state: SchedulerState, rooms: Rooms, target: number, need: num
  * wait stays bounded: an overdue program is seated wherever room can be made (case 1).
  */
 function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need: number) {
+  // A sub-agent never placed yet goes where its parent's prefix is cached, when it fits (tree.ts).
+  const parent = parentBackendOf(p);
+  if (parent !== null) {
+    const i = indexOf(state, parent.id);
+    const room = i < 0 ? null : rooms[i];
+    if (room !== null && room >= need) return i;
+  }
   if (p.originBackend !== null) {
     const i = indexOf(state, p.originBackend);
     const room = i < 0 ? null : rooms[i];

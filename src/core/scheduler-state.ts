@@ -188,6 +188,8 @@ export function createProgramRecord(
     id,
     seq,
     parentProgramId,
+    parent: null,
+    children: new Set(),
     anonymous,
     status: "ACTING",
     state: "PAUSED",

@@ -29,11 +29,19 @@ export function programView(state: SchedulerState, p: ProgramRecord): ProgramVie
     parentProgramId: p.parentProgramId,
     lastActivity: p.lastActivity,
     likelyDoneAt: p.likelyDoneAt,
+    children: childIds(p),
     ...(state.priority === null ? {} : { priorityClass: PRIORITY_CLASSES[p.cls] }),
   };
   const budget = budgetView(state, p);
   if (budget !== undefined) view.budget = budget;
   return view;
+}
+
+function childIds(p: ProgramRecord): string[] {
+  if (p.children.size === 0) return [];
+  const ids: string[] = [];
+  for (const c of p.children) ids.push(c.id);
+  return ids;
 }
 
 export function backendView(state: SchedulerState, b: BackendBook): BackendView {

@@ -22,8 +22,8 @@ export function expireIdle(state: SchedulerState): void {
   const idle = state.config.idleTimeoutMs;
   for (const p of state.idleOrder) {
     if (!isDue(state, p.lastActivity, idle)) break;
-    // Busy programs are touched again when their requests end.
-    if (p.inFlight.length > 0 || p.parked.length > 0) continue;
+    // Busy programs are touched again when their requests end; a parent waits on its children.
+    if (p.inFlight.length > 0 || p.parked.length > 0 || p.children.size > 0) continue;
     releaseProgram(state, p, "idle");
   }
 }
@@ -85,7 +85,7 @@ export function nextDeadline(state: SchedulerState): number | null {
   // Busy programs are skipped as in `expireIdle`: reporting a deadline the tick will not act
   // on would make a runtime that wakes on it spin.
   for (const p of state.idleOrder) {
-    if (p.inFlight.length > 0 || p.parked.length > 0) continue;
+    if (p.inFlight.length > 0 || p.parked.length > 0 || p.children.size > 0) continue;
     next = Math.min(next, deadlineOf(p.lastActivity, state.config.idleTimeoutMs));
     break;
   }

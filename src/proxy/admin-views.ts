@@ -37,6 +37,8 @@ export function programJson(p: ProgramView) {
     paused_since: p.pausedSince,
     parent_program_id:
       p.parentProgramId === null ? null : splitProgramKey(p.parentProgramId).programId,
+    // Its live sub-agents (same caller, so the same tenant).
+    children: p.children.map((c) => splitProgramKey(c).programId),
     last_activity: p.lastActivity,
     budget: budgetJson(p.budget),
     // Its answer ended with no tool call at this time: released after --final-grace unless

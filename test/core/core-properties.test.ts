@@ -37,11 +37,21 @@ const PROGRAMS = ["p0", "p1", "p2", "p3", "p4", "p5"];
 const CLASSES: PriorityClass[] = ["system", "interactive", "default", "bulk"];
 
 type Command =
-  | { kind: "arrive"; program: number; tokens: number; cls: number; final: boolean }
+  | {
+      kind: "arrive";
+      program: number;
+      tokens: number;
+      cls: number;
+      final: boolean;
+      /** Index of the parent it names (-1 none): live, dead, itself or a descendant. */
+      parent: number;
+      /** A steps budget it asks for (0 none). */
+      steps: number;
+    }
   | { kind: "first"; pick: number }
   | { kind: "progress"; pick: number; tokens: number }
   | { kind: "usage"; pick: number; extra: number }
-  | { kind: "finish"; pick: number; outcome: RequestOutcome }
+  | { kind: "finish"; pick: number; outcome: RequestOutcome; stopped: boolean }
   | { kind: "release"; program: number }
   | { kind: "failure"; backend: number; down: boolean }
   | { kind: "advance"; ms: number }
@@ -85,6 +95,8 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
       tokens: fc.integer({ min: 1, max: 12_000 }),
       cls: fc.integer({ min: 0, max: 3 }),
       final: fc.boolean(),
+      parent: fc.integer({ min: -1, max: PROGRAMS.length - 1 }),
+      steps: fc.constantFrom(0, 0, 0, 2, 5),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("first" as const), pick: fc.nat() }) },
@@ -110,6 +122,8 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
       kind: fc.constant("finish" as const),
       pick: fc.nat(),
       outcome: fc.constantFrom<RequestOutcome>("ok", "ok", "ok", "client_closed", "upstream_error"),
+      // The answer ended with no tool call: the likely-done rule.
+      stopped: fc.boolean(),
     }),
   },
   {
@@ -187,11 +201,17 @@ function run(commands: Command[], config: SchedulerConfig): void {
       endRequest(id, "cancelled");
     }
   };
-  const endRequest = (id: string, outcome: RequestOutcome) => {
+  const endRequest = (id: string, outcome: RequestOutcome, stopped = false) => {
     const t = requests.get(id) as Tracked;
     if (t.ended > 0 || t.rejected > 0) return;
     t.ended++;
-    handle({ kind: "request_finished", now, requestId: id, outcome });
+    handle({
+      kind: "request_finished",
+      now,
+      requestId: id,
+      outcome,
+      ...(stopped ? { answerStopped: true } : {}),
+    });
   };
   const live = () =>
     order.filter((id) => {
@@ -226,6 +246,8 @@ function run(commands: Command[], config: SchedulerConfig): void {
           messageChars: [c.tokens * 5],
           final: c.final,
           priorityClass: CLASSES[c.cls],
+          ...(c.parent < 0 ? {} : { parentProgramId: PROGRAMS[c.parent] }),
+          ...(c.steps === 0 ? {} : { budget: { steps: c.steps } }),
         });
         break;
       }
@@ -265,7 +287,7 @@ function run(commands: Command[], config: SchedulerConfig): void {
         // A request still held can only end by its client leaving.
         const id = pickOf(live(), c.pick);
         const held = id !== undefined && (requests.get(id) as Tracked).dispatched === 0;
-        if (id !== undefined) endRequest(id, held ? "client_closed" : c.outcome);
+        if (id !== undefined) endRequest(id, held ? "client_closed" : c.outcome, c.stopped);
         break;
       }
       case "release":

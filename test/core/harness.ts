@@ -122,6 +122,7 @@ export function createHarness(options: HarnessOptions = {}) {
         classClamped?: boolean;
         budget?: ProgramBudget;
         retry?: boolean;
+        parentProgramId?: string;
       } = {},
     ) {
       scheduler.handle({
@@ -136,6 +137,7 @@ export function createHarness(options: HarnessOptions = {}) {
         ...(extra.classClamped === undefined ? {} : { classClamped: extra.classClamped }),
         ...(extra.budget === undefined ? {} : { budget: extra.budget }),
         ...(extra.retry === undefined ? {} : { retry: extra.retry }),
+        ...(extra.parentProgramId === undefined ? {} : { parentProgramId: extra.parentProgramId }),
       });
     },
     /** The engine's first token for the request: its prompt is prefilled. */

@@ -169,6 +169,8 @@ priority:
         headers: { "content-type": "application/json", ...headers },
         body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "x" }], ...body }),
       });
+    // The parent must be the caller's own running program.
+    await ok(await send({ "x-tenant-id": "gamma" }, { program_id: "mom" }));
     await ok(
       await send({ "x-tenant-id": "gamma" }, { program_id: "kid", parent_program_id: "mom" }),
     );
@@ -179,7 +181,7 @@ priority:
       .snapshot()
       .programs.map((p) => p.id)
       .sort();
-    assert.deepEqual(keys, ["gamma\u001fkid", "kid"]);
+    assert.deepEqual(keys, ["gamma\u001fkid", "gamma\u001fmom", "kid"]);
     assert.equal(
       trusted.loop.scheduler.program("gamma\u001fkid")?.parentProgramId,
       "gamma\u001fmom",

@@ -26,6 +26,7 @@ const program = (
   parentProgramId: null,
   lastActivity: 0,
   likelyDoneAt: null,
+  children: [],
 });
 
 function snapshotWith(pauses: number): SchedulerSnapshot {
