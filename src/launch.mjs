@@ -3,6 +3,8 @@
  * The `maitred` command. maitred is TypeScript that Node 24 runs as it is; this launcher is plain
  * JavaScript that any Node from 18 on can start, so `npx maitred` works whatever Node the
  * machine has:
+ *   - installed from the registry (under node_modules, where Node strips no types), it loads
+ *     the built dist/main.js in this process;
  *   - on a Node that runs TypeScript itself (24), it loads src/main.ts in this process;
  *   - otherwise it starts the Node 24 the project pins (the `node` package, installed by
  *     `npm install`) on src/main.ts, hands it the terminal, passes SIGTERM/SIGINT/SIGHUP on and
@@ -13,11 +15,18 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const MAIN = fileURLToPath(new URL("./main.ts", import.meta.url));
-const ROOT = dirname(dirname(MAIN));
+const SOURCE = fileURLToPath(new URL("./main.ts", import.meta.url));
+const ROOT = dirname(dirname(SOURCE));
+/**
+ * Node strips no types under node_modules: an installed maitred runs its built JavaScript
+ * (`npm pack` builds dist/), the repository its sources.
+ */
+const BUILT = join(ROOT, "dist", "main.js");
+const INSTALLED = ROOT.split(sep).includes("node_modules") && existsSync(BUILT);
+const MAIN = INSTALLED ? BUILT : SOURCE;
 
 /**
  * Whether this is the Node maitred is built for: 24 or later, stripping TypeScript types on its
@@ -41,7 +50,7 @@ function pinnedNode() {
   }
 }
 
-if (runsTypeScript()) {
+if (INSTALLED || runsTypeScript()) {
   await import(MAIN);
 } else {
   const node = pinnedNode();

@@ -21,7 +21,10 @@ export interface MaitredProcess {
   kill(): Promise<void>;
 }
 
-const MAIN = fileURLToPath(new URL("../main.ts", import.meta.url));
+// The executable beside this module: the source in the repository, the built one when installed.
+const MAIN = fileURLToPath(
+  new URL(import.meta.url.endsWith(".js") ? "../main.js" : "../main.ts", import.meta.url),
+);
 /** How long a stopped process gets to exit on SIGTERM before it is killed. */
 const KILL_AFTER_MS = 5_000;
 /** Lines of its log kept to explain a process that exits before it is ready. */
