@@ -21,13 +21,16 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * A program that went on after such an answer writes its actions as text, or hands turns to a
  * human: from then on its answers say nothing about its end and it is never marked again.
  * A request for a program released this way counts as a return (released too early), and its
- * new record starts as one that goes on after such answers.
+ * new record starts as one that goes on after such answers. A program with running sub-agents
+ * is waiting on them, and is neither marked nor released (tree.ts).
  */
 
 /** A step of `p` ended with an answer that stopped without a tool call. */
 export function markLikelyDone(state: SchedulerState, p: ProgramRecord): void {
   if (state.config.finalGraceMs <= 0 || p.anonymous || p.goesOnAfterStop) return;
   if (p.likelyDoneAt !== null || p.inFlight.length > 0 || p.parked.length > 0) return;
+  // A parent waits on its sub-agents: its end is theirs to tell (tree.ts).
+  if (p.children.size > 0) return;
   p.likelyDoneAt = state.now;
   state.likelyDone.add(p);
   state.counters.likelyDoneMarks++;
@@ -59,6 +62,12 @@ export function expireLikelyDone(state: SchedulerState): void {
   const grace = state.config.finalGraceMs;
   for (const p of state.likelyDone) {
     if (deadlineOf(p.likelyDoneAt as number, grace) > state.now) break;
+    if (p.children.size > 0) {
+      // It started sub-agents since: it is waiting on them, not done.
+      p.likelyDoneAt = null;
+      state.likelyDone.delete(p);
+      continue;
+    }
     releaseProgram(state, p, "likely_done");
     state.counters.likelyDoneReleases++;
     rememberEnded(state, p.id, "likely_done");

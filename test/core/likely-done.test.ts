@@ -120,3 +120,15 @@ test("the plain router releases a likely-done program too, with nothing to lend"
   h.tick();
   assert.equal(h.program("P"), undefined);
 });
+
+test("a program with running sub-agents is not released as likely done", () => {
+  const h = shipped();
+  step(h, "r1", "P", 5000, true); // marked
+  h.arrive("c1", "C", 500, { parentProgramId: "P" }); // then it starts a sub-agent
+  h.advance(FINAL_GRACE_MS);
+  h.tick();
+  assert.ok(h.program("P"), "it waits on its child");
+  assert.ok(h.program("C"), "the child runs on");
+  assert.equal(counters(h).released, 0);
+  assert.deepEqual(h.scheduler.audit(), []);
+});
