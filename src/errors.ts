@@ -142,13 +142,15 @@ export const Errors = {
    * A program passed its `kind` budget (`limit` of it; null when its id was ended so a while
    * ago). Retrying cannot help, so clients that honour `x-should-retry` are told not to.
    */
-  budgetExceeded: (kind: string, limit: number | null) =>
+  budgetExceeded: (kind: string, limit: number | null, ofParent = false) =>
     new MaitredError(
       429,
       "program_budget_exceeded",
-      limit === null
-        ? `This program was ended by its ${kind} budget; start a new program (a new program id) to go on.`
-        : `This program has used its ${kind} budget (${kind === "wall" ? `${limit / 1000} s` : `${limit} ${kind}`}); maitred released it.`,
+      ofParent
+        ? `This program's parent was ended by its ${kind} budget, and its sub-agents with it.`
+        : limit === null
+          ? `This program was ended by its ${kind} budget; start a new program (a new program id) to go on.`
+          : `This program has used its ${kind} budget (${kind === "wall" ? `${limit / 1000} s` : `${limit} ${kind}`}); maitred released it.`,
       { param: `budget.${kind}`, headers: { "x-should-retry": "false" } },
     ),
   queueTimeout: (message: string) => new MaitredError(408, "queue_timeout", message),

@@ -1,5 +1,6 @@
 import { lowerBudget } from "./budget-rules.ts";
 import { estimateContextTokens } from "./context-estimate.ts";
+import { takeEnded } from "./ended-ids.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { headroomOf, refreshHeadroom } from "./headroom.ts";
 import { attach } from "./ledger.ts";
@@ -38,7 +39,8 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
     p.headroom = headroomOf(state, p);
     if (!anonymous) {
       p.budget = lowerBudget(null, ev.budget);
-      countReturn(state, p);
+      // An id the router ended a while ago goes on under its old budget (ended-ids.ts).
+      if (takeEnded(state, p)?.why === "likely_done") countReturn(state, p);
       state.programs.set(id, p);
       joinTree(state, p);
     }
@@ -51,8 +53,8 @@ export function programFor(state: SchedulerState, ev: Arrival): ProgramRecord {
  * (its backend failed) is the same step: only its activity is noted.
  */
 export function beginStep(state: SchedulerState, p: ProgramRecord, ev: Arrival): void {
+  continueIfLikelyDone(state, p, ev.retry === true);
   if (ev.retry !== true) {
-    continueIfLikelyDone(state, p);
     observeToolTime(state, p);
     p.steps++;
   }
@@ -88,6 +90,7 @@ export function newRequest(
     cls,
     firstByte: false,
     prefilled: false,
+    countsStep: ev.retry !== true,
   };
   state.requests.set(r.id, r);
   return r;

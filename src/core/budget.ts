@@ -8,7 +8,7 @@ import {
 } from "./budget-rules.ts";
 import { ENDED_ID_TTL_MS, endedRecently, rememberEnded } from "./ended-ids.ts";
 import type { ProgramBudget } from "./events.ts";
-import type { ProgramRecord, RequestRecord } from "./records.ts";
+import type { EndedId, ProgramRecord, RequestRecord } from "./records.ts";
 import { releaseProgram } from "./release.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
@@ -27,27 +27,38 @@ import type { SchedulerState } from "./scheduler-state.ts";
  */
 export const EXHAUSTED_ID_TTL_MS = ENDED_ID_TTL_MS;
 
-function usedOf(state: SchedulerState, p: ProgramRecord, kind: BudgetKind): number {
-  if (kind === "steps") return p.steps;
+/** What a budget has used so far: a live program's, or one carried across its end. */
+interface Used {
+  budgetSteps: number;
+  usedTokens: number;
+  startedAt: number;
+}
+
+function usedOf(state: SchedulerState, p: Used, kind: BudgetKind): number {
+  if (kind === "steps") return p.budgetSteps;
   if (kind === "tokens") return p.usedTokens;
   return state.now - p.startedAt;
 }
 
-/** The first budget (steps, tokens, wall) a new step of `p` would pass; null = none. */
-function passedBudget(state: SchedulerState, p: ProgramRecord): BudgetKind | null {
-  const b = p.budget;
+/** The first budget (steps, tokens, wall) a new step would pass; null = none. */
+function passedBudget(state: SchedulerState, b: ProgramBudget | null, used: Used): BudgetKind | null {
   if (b === null) return null;
   for (const kind of BUDGET_KINDS) {
     const limit = b[LIMIT_OF[kind]];
-    if (limit !== undefined && usedOf(state, p, kind) >= limit) return kind;
+    if (limit !== undefined && usedOf(state, used, kind) >= limit) return kind;
   }
   return null;
 }
 
+const isBudgetKind = (why: EndedId["why"]): why is BudgetKind =>
+  why !== "likely_done" && why !== "idle";
+
 /**
  * A request of `programId` wants to start a step. Its budget is merged into the program's;
- * when the program has used up a budget (or its id was ended by one a short while ago) the
- * request is refused and true returned: the program, if still live, is released.
+ * when the program has used up a budget the request is refused and true returned: the program,
+ * if live, is released, and its id and its sub-agents' stay refused a while. An id ended by a
+ * budget a short while ago is refused again; one the router ended otherwise is checked against
+ * the budget it carried.
  */
 export function refuseOverBudget(
   state: SchedulerState,
@@ -58,19 +69,38 @@ export function refuseOverBudget(
   const p = state.programs.get(programId);
   if (p === undefined) {
     const ended = endedRecently(state, programId);
-    if (ended === undefined || ended.why === "likely_done") return false;
-    state.effects.reject(requestId, Errors.budgetExceeded(ended.why, null));
+    if (ended === undefined) return false;
+    if (isBudgetKind(ended.why)) {
+      state.effects.reject(requestId, Errors.budgetExceeded(ended.why, null));
+      return true;
+    }
+    const carry = ended.carry;
+    if (carry === null) return false;
+    const merged = lowerBudget(carry.budget, budget);
+    const kind = passedBudget(state, merged, { ...carry, budgetSteps: carry.steps });
+    if (kind === null) return false;
+    state.effects.reject(requestId, Errors.budgetExceeded(kind, merged?.[LIMIT_OF[kind]] as number));
+    state.budgetsExhausted[kind]++;
+    rememberEnded(state, programId, kind);
     return true;
   }
   p.budget = lowerBudget(p.budget, budget);
-  const kind = passedBudget(state, p);
+  const kind = passedBudget(state, p.budget, p);
   if (kind === null) return false;
   const limit = p.budget?.[LIMIT_OF[kind]] as number;
   state.effects.reject(requestId, Errors.budgetExceeded(kind, limit));
   state.budgetsExhausted[kind]++;
+  // The tree ends with it, and none of it may carry on under a fresh budget (tree.ts).
+  for (const d of descendants(p)) rememberEnded(state, d.id, kind);
   rememberEnded(state, programId, kind);
   releaseProgram(state, p, "budget");
   return true;
+}
+
+function descendants(p: ProgramRecord): ProgramRecord[] {
+  const out: ProgramRecord[] = [];
+  for (let i = -1; i < out.length; i++) for (const c of (i < 0 ? p : out[i]).children) out.push(c);
+  return out;
 }
 
 /**

@@ -1,5 +1,4 @@
 import { deadlineOf } from "./deadline.ts";
-import { endedRecently, rememberEnded } from "./ended-ids.ts";
 import { unmarkForPause } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import type { ProgramRecord } from "./records.ts";
@@ -34,25 +33,29 @@ export function markLikelyDone(state: SchedulerState, p: ProgramRecord): void {
   p.likelyDoneAt = state.now;
   state.likelyDone.add(p);
   state.counters.likelyDoneMarks++;
-  if (state.config.mode === "tr" && p.backend !== null && p.status === "ACTING" && !p.lent) {
+  const { mode, lendAfterToolTimes } = state.config;
+  // `--lend-after 0` (never lend) holds here too.
+  if (mode === "tr" && lendAfterToolTimes > 0 && p.backend !== null && p.status === "ACTING" && !p.lent) {
     unmarkForPause(p);
     lendRoom(state, p, "answer ended with no tool call");
   }
 }
 
-/** A request of `p` starts a step: a likely-done mark was wrong, and it goes on. */
-export function continueIfLikelyDone(state: SchedulerState, p: ProgramRecord): void {
+/**
+ * A request of `p` arrives: a likely-done mark was wrong, and it goes on. A retry (the same
+ * step again, after its backend failed) only takes the mark back: it is no new step.
+ */
+export function continueIfLikelyDone(state: SchedulerState, p: ProgramRecord, retry: boolean): void {
   if (p.likelyDoneAt === null) return;
   p.likelyDoneAt = null;
   state.likelyDone.delete(p);
+  if (retry) return;
   p.goesOnAfterStop = true;
   state.counters.likelyDoneContinued++;
 }
 
-/** A new program record for `p.id`: if the rule released that id a while ago, it came back. */
+/** A new program record for an id the rule released a while ago: it came back. */
 export function countReturn(state: SchedulerState, p: ProgramRecord): void {
-  if (endedRecently(state, p.id)?.why !== "likely_done") return;
-  state.ended.delete(p.id);
   state.counters.likelyDoneReturns++;
   p.goesOnAfterStop = true;
 }
@@ -62,15 +65,14 @@ export function expireLikelyDone(state: SchedulerState): void {
   const grace = state.config.finalGraceMs;
   for (const p of state.likelyDone) {
     if (deadlineOf(p.likelyDoneAt as number, grace) > state.now) break;
-    if (p.children.size > 0) {
-      // It started sub-agents since: it is waiting on them, not done.
+    if (p.children.size > 0 || p.inFlight.length > 0 || p.parked.length > 0) {
+      // It started sub-agents since, or has a request under way: it is not done.
       p.likelyDoneAt = null;
       state.likelyDone.delete(p);
       continue;
     }
     releaseProgram(state, p, "likely_done");
     state.counters.likelyDoneReleases++;
-    rememberEnded(state, p.id, "likely_done");
   }
 }
 

@@ -39,6 +39,11 @@ export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: Back
     p.inFlight.push(r);
     setStatus(p, "REASONING", state.now);
     refreshFootprint(p);
+    // The engine is given the step: it counts against the steps budget (budget.ts).
+    if (r.countsStep) {
+      r.countsStep = false;
+      p.budgetSteps++;
+    }
   }
   let pausedMs = 0;
   if (r.parkedAt !== null) {

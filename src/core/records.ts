@@ -85,8 +85,13 @@ export interface ProgramRecord {
   budget: ProgramBudget | null;
   /** Prompt + completion tokens its ended requests used (the tokens budget). */
   usedTokens: number;
+  /**
+   * Steps the engine was given (the steps budget): counted when a step's request is first
+   * dispatched, so a request the router refused or a retry costs none.
+   */
+  budgetSteps: number;
   /** Its first request's arrival (the wall budget). */
-  readonly startedAt: number;
+  startedAt: number;
   /** When its last answer marked it likely done (likely-done.ts); null = not marked. */
   likelyDoneAt: number | null;
   /**
@@ -97,10 +102,23 @@ export interface ProgramRecord {
   goesOnAfterStop: boolean;
 }
 
-/** A program the router ended on its own: when, and by which budget or as likely done. */
+/** A program the router ended on its own: when, and by which budget, as likely done, or idle. */
 export interface EndedId {
   at: number;
-  why: BudgetKind | "likely_done";
+  why: BudgetKind | "likely_done" | "idle";
+  /**
+   * What its budget had used (ended-ids.ts): a program that comes back goes on under it, so an
+   * end the router chose never hands a caller a fresh budget.
+   */
+  carry: BudgetCarry | null;
+}
+
+/** A budget and what was used of it, carried across a program's release and return. */
+export interface BudgetCarry {
+  budget: ProgramBudget;
+  steps: number;
+  usedTokens: number;
+  startedAt: number;
 }
 
 export interface RequestRecord {
@@ -126,6 +144,8 @@ export interface RequestRecord {
   cls: ClassIndex;
   /** The adapter committed its first byte to the client: never preempted from then on. */
   firstByte: boolean;
+  /** It starts a step (not a retry) not yet counted against the steps budget (budget.ts). */
+  countsStep: boolean;
 }
 
 export interface BackendBook {

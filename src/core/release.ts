@@ -1,6 +1,7 @@
 import { Errors } from "../errors.ts";
 import { addAnonymous, detach } from "./ledger.ts";
-import { dequeue, unpark } from "./queue.ts";
+import { carryOf, rememberEnded } from "./ended-ids.ts";
+import { dequeue, touch, unpark } from "./queue.ts";
 import type { ProgramRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 import { leaveTree } from "./tree.ts";
@@ -19,8 +20,8 @@ export function endIfAnonymousAndDone(state: SchedulerState, p: ProgramRecord | 
 }
 
 /**
- * End of a program (explicit `program_release`, a `final` request's response, or the idle
- * lease). Cases:
+ * End of a program (explicit `program_release`, a `final` request's response, the idle lease,
+ * a budget, the likely-done rule, or its parent's end). Cases:
  *   1. parked requests are rejected, never dispatched anywhere (ThunderAgent wakes them and sends
  *      them to the default backend);
  *   2. it leaves the queue or its backend, so its tokens free at once;
@@ -62,6 +63,12 @@ export function releaseProgram(
     reason,
     steps: p.steps,
   });
-  // Its sub-agents end with it (tree.ts).
+  // The router ended it on its own: a return goes on under its budget (ended-ids.ts), and the
+  // likely-done rule counts it.
+  if (reason === "likely_done" || (reason === "idle" && p.budget !== null))
+    rememberEnded(state, p.id, reason, carryOf(p));
+  // Its sub-agents end with it (tree.ts); its parent was waiting on it until now.
+  const parent = p.parent;
   for (const child of leaveTree(p)) releaseProgram(state, child, "parent");
+  if (parent !== null && parent.state !== "TERMINATED") touch(state, parent);
 }

@@ -41,7 +41,13 @@ import { parentBackendWithRoom, parentError } from "./tree.ts";
  *  10. before all of 3–9: a program past a budget → reject program_budget_exceeded and
  *      release it (budget.ts).
  */
-export function onRequestArrived(state: SchedulerState, ev: Arrival): void {
+export function onRequestArrived(state: SchedulerState, arrived: Arrival): void {
+  // A retry whose program ended while its first try ran goes on as a request of no program:
+  // bringing the program back would hand it a fresh budget and books.
+  const ev: Arrival =
+    arrived.retry === true && arrived.programId !== null && !state.programs.has(arrived.programId)
+      ? { ...arrived, programId: null, parentProgramId: undefined }
+      : arrived;
   const error = admissionError(state, ev);
   if (error !== null) {
     state.effects.reject(ev.requestId, error); // 0, 1, 2

@@ -220,6 +220,7 @@ export function createProgramRecord(
     admitSeq: 0,
     budget: null,
     usedTokens: 0,
+    budgetSteps: 0,
     startedAt: now,
     likelyDoneAt: null,
     goesOnAfterStop: false,

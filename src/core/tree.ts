@@ -1,5 +1,6 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import type { SchedulerEvent } from "./events.ts";
+import { endedRecently } from "./ended-ids.ts";
 import { isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import type { BackendBook, ProgramRecord } from "./records.ts";
@@ -43,9 +44,14 @@ export function parentError(state: SchedulerState, ev: Arrival): MaitredError | 
         : "This program already has another parent; a program's parent is set by its first request.",
     );
   }
-  // Ids are scoped by caller: another caller's program is no program here.
-  if (!state.programs.has(parentId))
+  if (!state.programs.has(parentId)) {
+    // A tree its budget ended takes no new sub-agents either.
+    const ended = endedRecently(state, parentId);
+    if (ended !== undefined && ended.why !== "likely_done" && ended.why !== "idle")
+      return Errors.budgetExceeded(ended.why, null, true);
+    // Ids are scoped by caller: another caller's program is no program here.
     return bad("parent_program_id names no running program of this caller.");
+  }
   return null;
 }
 

@@ -61,7 +61,8 @@ export function parseBudgetHeader(text: string): ProgramBudget {
     if (name === "steps" || name === "tokens") {
       if (out[name] !== undefined) throw bad(`gives ${name} twice`);
       const n = INTEGER.test(value) ? Number(value) : Number.NaN;
-      if (!(n >= 1 && n <= MAX_BUDGET)) throw bad(`${name} must be a whole number ≥ 1`);
+      if (!(n >= 1 && n <= MAX_BUDGET))
+        throw bad(`${name} must be a whole number from 1 to ${MAX_BUDGET}`);
       out[name] = n;
     } else if (name === "wall") {
       if (out.wallMs !== undefined) throw bad("gives wall twice");

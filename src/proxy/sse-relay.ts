@@ -6,8 +6,10 @@
  * `include_usage` itself, the usage-only event is removed so the client sees what it asked for.
  *
  * Hot path (one call per upstream chunk): a single pass over the bytes finds event boundaries
- * and the two keys; profiles showed four native `indexOf` calls per event costing more than
- * the loop does.
+ * and the keys it reads (`choices`, `usage`, and `finish_reason`, `tool_calls` and
+ * `function_call`, which say whether the answer is a final one); profiles showed four native
+ * `indexOf` calls per event costing more than the loop does. Keys inside a string cannot match:
+ * every quote there is escaped.
  */
 import type { Usage } from "../core/events.ts";
 import {
@@ -39,8 +41,8 @@ export interface SseRelay {
    */
   readonly usage: Usage | null;
   /**
-   * The answer's last finish reason was `stop` and no event carried a tool call: the model's
-   * final answer rather than a step of an agent loop.
+   * Every choice finished with `stop` and no event carried a tool call: the model's final
+   * answer rather than a step of an agent loop.
    */
   readonly stopped: boolean;
 }
@@ -106,16 +108,21 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
   let carry: Buffer | null = null;
   let contentEvents = 0;
   let usage: Usage | null = null;
-  /** The last non-null finish reason was "stop"; a tool or function call was seen. */
-  let lastStop = false;
+  /**
+   * A choice finished with "stop"; one finished any other way (with several choices, every one
+   * must stop); a tool or function call was seen.
+   */
+  let sawStop = false;
+  let sawOther = false;
   let called = false;
 
-  /** Reads a `finish_reason` value at `v`: a string sets `lastStop`, null leaves it. */
+  /** Reads a `finish_reason` value at `v`: a string is a choice's end, null is none yet. */
   function finishAt(buf: Buffer, v: number, end: number): void {
     if (buf[v] !== QUOTE) return;
     let k = 0;
     while (k < STOP.length && v + 1 + k < end && buf[v + 1 + k] === STOP[k]) k++;
-    lastStop = k === STOP.length;
+    if (k === STOP.length) sawStop = true;
+    else sawOther = true;
   }
 
   /** A `tool_calls` (a non-empty array) or `function_call` (an object) value at `v`. */
@@ -227,7 +234,7 @@ export function createSseRelay(dropUsage: boolean, hooks: SseRelayHooks): SseRel
       return usage;
     },
     get stopped() {
-      return lastStop && !called;
+      return sawStop && !sawOther && !called;
     },
   };
 }

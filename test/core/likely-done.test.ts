@@ -132,3 +132,41 @@ test("a program with running sub-agents is not released as likely done", () => {
   assert.equal(counters(h).released, 0);
   assert.deepEqual(h.scheduler.audit(), []);
 });
+
+test("a retry under way takes the mark back: the program is not released while it runs", () => {
+  const h = shipped();
+  h.arrive("a1", "P", 5000);
+  h.arrive("b1", "P", 5000); // a concurrent request
+  h.scheduler.handle({
+    kind: "request_finished",
+    now: h.now,
+    requestId: "a1",
+    outcome: "backend_unreachable",
+    retrying: true,
+  });
+  h.firstToken("b1");
+  h.scheduler.handle({
+    kind: "request_finished",
+    now: h.now,
+    requestId: "b1",
+    outcome: "ok",
+    answerStopped: true,
+  });
+  assert.equal(counters(h).marks, 1);
+  h.arrive("a2", "P", 5000, { retry: true }); // a1 again, on its way
+  h.advance(FINAL_GRACE_MS);
+  h.tick();
+  assert.ok(h.program("P"), "its retry is running");
+  assert.deepEqual(counters(h), { marks: 1, continued: 0, released: 0, returns: 0 });
+  assert.deepEqual(h.scheduler.audit(), []);
+});
+
+test("with --lend-after 0 a likely-done program keeps its room until it is released", () => {
+  const h = shipped({ lendAfterToolTimes: 0 });
+  step(h, "r1", "P", 5000, true);
+  assert.equal(counters(h).marks, 1);
+  assert.equal(h.program("P")?.lent, false);
+  h.advance(FINAL_GRACE_MS);
+  h.tick();
+  assert.equal(h.program("P"), undefined);
+});

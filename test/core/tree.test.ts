@@ -99,9 +99,11 @@ test("a parent waiting on its children is not idle; once they end it is", () => 
   assert.ok(h.program("P"), "its child is still at work");
   h.finish("c1");
   h.advance(IDLE_TIMEOUT_MS + 1);
-  h.tick(); // the child's lease ends first, then its parent's
   h.tick();
-  assert.equal(h.program("C"), undefined);
+  assert.equal(h.program("C"), undefined, "the child's lease ended");
+  assert.ok(h.program("P"), "its parent's wait ended just now");
+  h.advance(IDLE_TIMEOUT_MS + 1);
+  h.tick();
   assert.equal(h.program("P"), undefined);
 });
 
@@ -136,4 +138,31 @@ test("bad parents are refused 400 and change nothing", () => {
   // Naming the parent it has is no change.
   step(h, "c2", "C", 600, "P");
   assert.ok(h.dispatchOf("c2"));
+});
+
+test("a child's end renews its parent's idle lease", () => {
+  const h = shipped();
+  step(h, "p1", "P", 5000);
+  h.arrive("c1", "C", 500, { parentProgramId: "P" });
+  h.advance(IDLE_TIMEOUT_MS + 1); // the child ran long
+  h.finish("c1");
+  h.scheduler.handle({ kind: "program_release", now: h.now, programId: "C" });
+  h.advance(100);
+  h.tick();
+  assert.ok(h.program("P"), "its wait just ended: not idle");
+});
+
+test("with priority classes on, a new sub-agent goes to its parent's backend too", () => {
+  const h = createHarness({
+    backends: ["b0", "b1"],
+    capacity: 100_000,
+    config: { ...DEFAULT_SCHEDULER_CONFIG, priority: {} },
+  });
+  h.arrive("p1", "P", 20_000);
+  h.arrive("q1", "Q", 2_000);
+  assert.equal(h.dispatchOf("p1")?.backendId, "b0");
+  assert.equal(h.dispatchOf("q1")?.backendId, "b1");
+  h.arrive("c1", "C", 500, { parentProgramId: "P" });
+  assert.equal(h.dispatchOf("c1")?.backendId, "b0");
+  assert.deepEqual(h.scheduler.audit(), []);
 });

@@ -118,3 +118,17 @@ test("a whole answer: every choice stopped with no tool call", () => {
   assert.equal(stoppedOfBody(Buffer.from('{"error":{"message":"x"}}')), false);
   assert.equal(stoppedOfBody(Buffer.from("not json")), false);
 });
+
+test("with several choices, the answer is final only when every choice stopped", () => {
+  const two = (a: string, b: string) => [
+    data({ choices: [{ index: 0, delta: { content: "x" }, finish_reason: null }] }),
+    data({ choices: [{ index: 0, delta: {}, finish_reason: a }] }),
+    data({ choices: [{ index: 1, delta: { content: "y" }, finish_reason: null }] }),
+    data({ choices: [{ index: 1, delta: {}, finish_reason: b }] }),
+    "data: [DONE]\n\n",
+  ];
+  assert.equal(relayed(two("stop", "stop")), true);
+  assert.equal(relayed(two("length", "stop")), false);
+  assert.equal(relayed(two("stop", "length")), false);
+  assert.equal(rebuilt(two("length", "stop")), false);
+});

@@ -71,13 +71,27 @@ function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): num
 }
 
 /**
+ * A new sub-agent's parent's backend, when its class has room there for it (its prefix is
+ * cached there: tree.ts); -1 otherwise.
+ */
+function parentHome(state: SchedulerState, ev: Arrival, cls: ClassIndex, need: number): number {
+  if (ev.parentProgramId === undefined) return -1;
+  const b = state.programs.get(ev.parentProgramId)?.backend ?? null;
+  if (b === null || !isPlaceable(b)) return -1;
+  return (classRoomTokens(state, b, cls) as number) >= need
+    ? (state.backendIndex.get(b.id) as number)
+    : -1;
+}
+
+/**
  * A program's request with priorities on (tr mode; request-arrival.ts case 9). Cases:
  *   1. the program is active on a healthy backend → dispatched there (its room is its own;
  *      room lent in a long tool call is taken back or the program paused: lending.ts);
  *   2. it is active on an unhealthy backend → it leaves it and is placed as in 3–6;
  *   3. not queued, nothing of its class or higher waiting and no starved head → placed at once
  *      where its class has room (room minus higher classes' idle reservations) for its tokens
- *      plus its headroom (headroom.ts), on the backend with the fewest active tokens;
+ *      plus its headroom (headroom.ts): a new sub-agent on its parent's backend when it fits
+ *      there (tree.ts), any other on the backend with the fewest active tokens;
  *   4. no backend has room for its class and the class may preempt → at most one lower-class
  *      victim gives way (preemption.ts) and the program runs on the victim's backend;
  *   5. its class's queue is full → 429 queue_full at once (a new program is not even created);
@@ -111,7 +125,8 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
   const queued = existing !== undefined && state.queue.has(existing);
   const need =
     Math.max(existing ? footprintOf(existing) : 0, r.tokens) + arrivalHeadroom(state, existing);
-  const roomy = roomyBackend(state, cls, need);
+  const home = existing === undefined ? parentHome(state, ev, cls, need) : -1;
+  const roomy = home >= 0 ? home : roomyBackend(state, cls, need);
   if (!queued && roomy >= 0 && mayPlaceDirect(state, pr, cls)) {
     placeDirect(state, begin(), r, state.backends[roomy]); // 3
     admit("admitted");
