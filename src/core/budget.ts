@@ -41,7 +41,11 @@ function usedOf(state: SchedulerState, p: Used, kind: BudgetKind): number {
 }
 
 /** The first budget (steps, tokens, wall) a new step would pass; null = none. */
-function passedBudget(state: SchedulerState, b: ProgramBudget | null, used: Used): BudgetKind | null {
+function passedBudget(
+  state: SchedulerState,
+  b: ProgramBudget | null,
+  used: Used,
+): BudgetKind | null {
   if (b === null) return null;
   for (const kind of BUDGET_KINDS) {
     const limit = b[LIMIT_OF[kind]];
@@ -79,7 +83,10 @@ export function refuseOverBudget(
     const merged = lowerBudget(carry.budget, budget);
     const kind = passedBudget(state, merged, { ...carry, budgetSteps: carry.steps });
     if (kind === null) return false;
-    state.effects.reject(requestId, Errors.budgetExceeded(kind, merged?.[LIMIT_OF[kind]] as number));
+    state.effects.reject(
+      requestId,
+      Errors.budgetExceeded(kind, merged?.[LIMIT_OF[kind]] as number),
+    );
     state.budgetsExhausted[kind]++;
     rememberEnded(state, programId, kind);
     return true;

@@ -35,7 +35,13 @@ export function markLikelyDone(state: SchedulerState, p: ProgramRecord): void {
   state.counters.likelyDoneMarks++;
   const { mode, lendAfterToolTimes } = state.config;
   // `--lend-after 0` (never lend) holds here too.
-  if (mode === "tr" && lendAfterToolTimes > 0 && p.backend !== null && p.status === "ACTING" && !p.lent) {
+  if (
+    mode === "tr" &&
+    lendAfterToolTimes > 0 &&
+    p.backend !== null &&
+    p.status === "ACTING" &&
+    !p.lent
+  ) {
     unmarkForPause(p);
     lendRoom(state, p, "answer ended with no tool call");
   }
@@ -45,7 +51,11 @@ export function markLikelyDone(state: SchedulerState, p: ProgramRecord): void {
  * A request of `p` arrives: a likely-done mark was wrong, and it goes on. A retry (the same
  * step again, after its backend failed) only takes the mark back: it is no new step.
  */
-export function continueIfLikelyDone(state: SchedulerState, p: ProgramRecord, retry: boolean): void {
+export function continueIfLikelyDone(
+  state: SchedulerState,
+  p: ProgramRecord,
+  retry: boolean,
+): void {
   if (p.likelyDoneAt === null) return;
   p.likelyDoneAt = null;
   state.likelyDone.delete(p);

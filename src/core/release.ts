@@ -1,6 +1,6 @@
 import { Errors } from "../errors.ts";
-import { addAnonymous, detach } from "./ledger.ts";
 import { carryOf, rememberEnded } from "./ended-ids.ts";
+import { addAnonymous, detach } from "./ledger.ts";
 import { dequeue, touch, unpark } from "./queue.ts";
 import type { ProgramRecord } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";

@@ -1,6 +1,6 @@
 import { Errors, type MaitredError } from "../errors.ts";
-import type { SchedulerEvent } from "./events.ts";
 import { endedRecently } from "./ended-ids.ts";
+import type { SchedulerEvent } from "./events.ts";
 import { isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import type { BackendBook, ProgramRecord } from "./records.ts";
