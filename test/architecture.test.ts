@@ -28,6 +28,8 @@ const FORBIDDEN: Record<string, string[]> = {
   proxy: ["service", "simulate", "cli"],
   service: ["cli"],
   simulate: ["proxy", "service", "cli"],
+  // The shadow core sits on the run loop: the router and the simulator both attach it.
+  shadow: ["proxy", "service", "simulate", "cli", "metrics", "ui", "backends"],
 };
 
 test("imports run down the layers: core ← runtime ← proxy ← service ← cli; simulate beside proxy", () => {

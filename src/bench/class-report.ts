@@ -91,7 +91,8 @@ export function buildClassReports(
   w: Window,
 ): Partial<Record<PriorityClass, ClassReport>> {
   const classOf = new Map<string, PriorityClass>();
-  for (const p of records.programs) {
+  // A sub-agent's steps count in its class (its parent's) like its parent's steps.
+  for (const p of [...records.programs, ...(records.subagents ?? [])]) {
     classOf.set(p.programId, p.priorityClass ?? DEFAULT_PRIORITY_CLASS);
   }
   const spanMin = Math.max(0, w.endMs - w.startMs) / MS_PER_MIN;

@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import { type Clock, wallClock } from "../runtime/clock.ts";
 import { conversationOptionsFor, createConversation } from "../workload/conversation.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
+import { sendsParentLink, subagentPlans } from "../workload/subagents.ts";
 import { answerStops, type ProgramPlan, type Workload } from "../workload/types.ts";
 import { releasesAtEnd } from "../workload/unreleased.ts";
 import type { ProgramRecord, RunRecords } from "./records.ts";
@@ -21,6 +22,12 @@ import type { StepClient, StepResponse } from "./step-client.ts";
  * (in-flight calls are aborted, their programs count as unfinished) or when `maxPrograms`
  * programs have ended, whichever is first. Time comes from an injected clock (the wall clock
  * by default), so tests run the loop on a manual or virtual clock without waiting.
+ *
+ * Sub-agents (src/workload/subagents.ts): a step whose plan launches some starts them all when
+ * its answer arrives, in the parent's slot (they take none), each sending its requests with
+ * header `x-parent-program-id` unless the workload's link is off, streaming as its parent does,
+ * and released when it ends; the parent waits until the last has ended, completed or failed,
+ * then its tool time. They are recorded in `records.subagents`, their steps in `records.steps`.
  */
 
 /** Period of the do-nothing timer that keeps the process alive during a run (any will do). */
@@ -108,6 +115,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
   const records: RunRecords = { steps: [], errors: [], programs: [], endMs: 0 };
   const counts = { steps: 0, completed: 0, running: 0 };
   const feed = createProgramFeed(o.workload, o.concurrency);
+  const link = sendsParentLink(o.workload);
   let stopAt: number | null = null;
   let launched = 0;
   const stop = () => {
@@ -146,17 +154,28 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
     }
   }
 
-  async function runProgram(plan: ProgramPlan): Promise<void> {
+  /** A program of a slot, or (with `parent`) a sub-agent of the program `parent`. */
+  async function runProgram(
+    plan: ProgramPlan,
+    parent?: { rec: ProgramRecord; streams: boolean },
+  ): Promise<void> {
     const rec: ProgramRecord = {
       programId: prefix + plan.programId,
       launchMs: elapsed(),
       outcome: "unfinished",
     };
     if (plan.priorityClass !== undefined) rec.priorityClass = plan.priorityClass;
-    records.programs.push(rec);
-    counts.running++;
+    if (parent === undefined) {
+      records.programs.push(rec);
+      counts.running++;
+    } else {
+      rec.parentProgramId = parent.rec.programId;
+      records.subagents ??= [];
+      records.subagents.push(rec);
+    }
+    const parentLink = parent !== undefined && link ? parent.rec.programId : undefined;
     const conversation = createConversation(plan, conversationOptionsFor(o.workload, plan));
-    const streams = streamsAt(launched++, o.streamShare ?? 1);
+    const streams = parent?.streams ?? streamsAt(launched++, o.streamShare ?? 1);
     const texts: (string | undefined)[] = [];
     try {
       for (let i = 0; i < plan.steps.length; i++) {
@@ -165,6 +184,7 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
         const sent = await send(rec, i, {
           stream: streams,
           programId: rec.programId,
+          ...(parentLink === undefined ? {} : { parentProgramId: parentLink }),
           model: o.model,
           messages: conversation.messagesFor(i, texts),
           maxTokens: step.completionTokens,
@@ -176,7 +196,8 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
         if (!res.ok) {
           rec.outcome = "failed";
           rec.endMs = elapsed();
-          await sleep(FAILURE_BACKOFF_MS, signal);
+          // The back-off is the slot's; a failed sub-agent's parent goes on at once.
+          if (parent === undefined) await sleep(FAILURE_BACKOFF_MS, signal);
           return;
         }
         const endMs = elapsed();
@@ -195,15 +216,20 @@ export function startClosedLoop(o: ClosedLoopOptions): ClosedLoop {
         if (i === 0) rec.firstResponseMs = endMs;
         texts[i] = res.text;
         if (i < plan.steps.length - 1) {
+          const subagents = subagentPlans(plan, i);
+          if (subagents.length > 0) {
+            await Promise.all(subagents.map((sub) => runProgram(sub, { rec, streams })));
+            if (signal.aborted) return;
+          }
           await sleep(step.toolMs / scale, signal);
           if (signal.aborted) return;
         }
       }
       rec.outcome = "completed";
       rec.endMs = elapsed();
-      counts.completed++;
+      if (parent === undefined) counts.completed++;
     } finally {
-      counts.running--;
+      if (parent === undefined) counts.running--;
       if (releasesAtEnd(plan, rec.outcome === "completed")) await o.client.release(rec.programId);
     }
   }

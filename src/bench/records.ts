@@ -56,12 +56,24 @@ export interface ProgramRecord {
   outcome: ProgramOutcome;
   /** The class its requests asked for (`x-priority`); absent = none (the router's `default`). */
   priorityClass?: PriorityClass;
+  /**
+   * A sub-agent's parent (its `programId` here, whether or not its requests named it). Its
+   * `endMs` is when its last response arrived or it failed; its parent's next call follows.
+   */
+  parentProgramId?: string;
 }
 
 export interface RunRecords {
+  /** Every LLM call that returned, sub-agents' included (they count in steps/min). */
   steps: StepRecord[];
   errors: ErrorRecord[];
+  /**
+   * The programs the closed loop launched into its slots. Sub-agents are not among them: they
+   * run inside their parent's program, whose completion time includes them.
+   */
   programs: ProgramRecord[];
+  /** Sub-agents launched (with `parentProgramId`), in launch order; absent when none was. */
+  subagents?: ProgramRecord[];
   /** When the run stopped (ms since start). */
   endMs: number;
 }

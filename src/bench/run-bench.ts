@@ -40,7 +40,9 @@ export interface BenchRunResult {
 }
 
 export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
-  const client = createStepClient({ url: o.url, connections: o.concurrency });
+  // A program's sub-agents run at once beside it: room in the pool for all of them.
+  const connections = o.concurrency * Math.max(1, o.workload.subagentsAtOnce ?? 1);
+  const client = createStepClient({ url: o.url, connections });
   try {
     const loop = startClosedLoop({
       workload: o.workload,

@@ -13,15 +13,18 @@ import {
  * URL (maitred, a bare vLLM/SGLang or the simulated backend, another router), over one undici
  * keep-alive pool, plus the program release call. Completions are streamed with usage
  * (sse-completion.ts) so the first token's arrival is seen; the program's class goes as header
- * `x-priority`. A stream maitred held has its 200 and head sent before it is seated, so what
- * the headers would say (time held, Retry-After) and the status of an error come in its
- * `: maitred` comment instead; the step is recorded as the same answer without a hold would be.
+ * `x-priority`, a sub-agent's parent as `x-parent-program-id`. A stream maitred held has its
+ * 200 and head sent before it is seated, so what the headers would say (time held,
+ * Retry-After) and the status of an error come in its `: maitred` comment instead; the step is
+ * recorded as the same answer without a hold would be.
  * The driver (closed-loop.ts) only sees the `StepClient` interface, so it can run against a
  * fake in tests.
  */
 
 export interface StepRequest {
   programId: string;
+  /** A sub-agent's parent: sent as header `x-parent-program-id`; absent = no header. */
+  parentProgramId?: string;
   model: string;
   messages: ChatMessage[];
   /** Exact output length: sent as `max_tokens` with `ignore_eos`. */
@@ -87,6 +90,8 @@ export interface StepClientOptions {
 export const PAUSED_MS_HEADER = "x-maitred-paused-ms";
 /** The class header maitred reads. */
 export const PRIORITY_HEADER = "x-priority";
+/** The header naming a sub-agent's parent program. */
+export const PARENT_HEADER = "x-parent-program-id";
 
 function splitUrl(url: string): { origin: string; basePath: string } {
   const u = new URL(url);
@@ -241,11 +246,21 @@ export function createStepClient(options: StepClientOptions): StepClient {
   };
 }
 
-/** The step's headers: its class, and how its answer should end on a simulated backend. */
+/**
+ * The step's headers: its class, its parent if it is a sub-agent, and how its answer should end
+ * on a simulated backend.
+ */
 function stepHeaders(base: Record<string, string>, req: StepRequest): Record<string, string> {
-  if (req.priorityClass === undefined && req.answerStops !== true) return base;
+  if (
+    req.priorityClass === undefined &&
+    req.parentProgramId === undefined &&
+    req.answerStops !== true
+  ) {
+    return base;
+  }
   const out = { ...base };
   if (req.priorityClass !== undefined) out[PRIORITY_HEADER] = req.priorityClass;
+  if (req.parentProgramId !== undefined) out[PARENT_HEADER] = req.parentProgramId;
   if (req.answerStops === true) out["x-sim-finish"] = "stop";
   return out;
 }

@@ -59,7 +59,8 @@ export function registerServe(program: Command, io: CliIo): void {
       if (starting.signal.aborted) return;
       throw err;
     }
-    const bounds = config.router === "tr" ? describeBounds(config) : null;
+    // A shadow tr holds nothing: the router routes as default.
+    const bounds = config.router === "tr" && !config.shadow ? describeBounds(config) : null;
     io.stdout(await readyBanner(router.url, bounds));
     await done;
   });

@@ -46,6 +46,11 @@ export interface RouterConfig {
   /** `--backends sim:N`: start N simulated backends in-process. */
   simBackends: number;
   router: RouterMode;
+  /**
+   * `--shadow`: requests are routed as `--router default` routes them (whatever `router`
+   * says) while a tr core beside it records the decisions it would have made (src/shadow).
+   */
+  shadow: boolean;
   backendType: "vllm" | "sglang";
   upstreamStream: "always" | "as-client";
   profile: boolean;
@@ -249,6 +254,13 @@ export const ROUTER_SETTINGS: readonly RouterSetting[] = [
     help: "tr (capacity scheduling) or default (plain proxy)",
     default: "tr",
     schema: oneOf(["tr", "default"]),
+  },
+  {
+    key: "shadow",
+    prop: "shadow",
+    help: "route as --router default does while a tr scheduler watches the same traffic and engines and records what it would have done (GET /shadow, maitred_shadow_* metrics, debug log); its decisions are never carried out",
+    default: false,
+    schema: boolean(),
   },
   {
     key: "backend-type",

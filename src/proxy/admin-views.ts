@@ -14,6 +14,7 @@ import {
   type SchedulerSnapshot,
 } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
+import type { DurationView, ShadowDecision, ShadowSummary } from "../shadow/shadow.ts";
 import { splitProgramKey } from "./program-scope.ts";
 import type { CellPhase } from "./proxy-deps.ts";
 
@@ -137,6 +138,7 @@ export function healthJson(
   cell: string,
   phase: CellPhase,
   profileEnabled: boolean,
+  shadow = false,
 ) {
   const ps = snapshot.programs;
   const perBackend: Record<string, unknown> = {};
@@ -169,6 +171,8 @@ export function healthJson(
     queue_length: snapshot.queueLength,
     per_backend: perBackend,
     profile_enabled: profileEnabled,
+    // `--shadow`: routed as default (`mode`) while a tr core records what it would do (/shadow).
+    shadow,
     priority_enabled: snapshot.priority !== undefined,
     ...(snapshot.priority === undefined ? {} : { priority: priorityJson(snapshot.priority) }),
   };
@@ -272,4 +276,82 @@ export function backendsJson(
     };
   }
   return out;
+}
+
+/** Milliseconds as seconds, to the millisecond; null stays null. */
+const secondsOf = (ms: number | null) => (ms === null ? null : Math.round(ms) / 1000);
+
+function durationsJson(d: DurationView) {
+  return {
+    count: d.count,
+    total_s: secondsOf(d.totalMs),
+    p50_s: secondsOf(d.p50Ms),
+    max_s: secondsOf(d.maxMs),
+  };
+}
+
+/** One decision of the shadow, its program id split from its caller's scope. */
+export function shadowDecisionJson(d: ShadowDecision) {
+  const scoped = d.programId === null ? null : splitProgramKey(d.programId);
+  return {
+    at: d.at,
+    kind: d.kind,
+    program_id: scoped?.programId ?? null,
+    tenant: scoped?.tenant ?? null,
+    request_id: d.requestId,
+    backend: d.backend,
+    reason: d.reason,
+    waited_ms: d.waitedMs,
+    actual_backend: d.actualBackend,
+    changes_traffic: d.changesTraffic,
+  };
+}
+
+/**
+ * `GET /shadow`: what the tr shadow would have done since it started (src/shadow/shadow.ts),
+ * beside what the engines went through meanwhile. `first_traffic_change` is when its books
+ * began to drift from what tr would have seen: the figures after it are an estimate.
+ */
+export function shadowJson(s: ShadowSummary) {
+  return {
+    mode: "tr",
+    routed_as: "default",
+    since: s.since,
+    running_s: secondsOf(Math.max(0, s.now - s.since)),
+    events: s.events,
+    errors: s.errors,
+    decisions: s.decisions,
+    first_traffic_change: s.firstChange === null ? null : shadowDecisionJson(s.firstChange),
+    paused_programs: {
+      now: s.paused.now,
+      longest_now_s: secondsOf(s.paused.longestNowMs),
+      pauses: s.paused.pauses,
+      // Pause → resume pairs of the shadow: how long each program would have stayed paused.
+      paused_for: durationsJson(s.paused.durations),
+    },
+    held_requests: {
+      now: s.held.now,
+      longest_now_s: secondsOf(s.held.longestNowMs),
+      held: s.held.held,
+      // How each hold ended: seated by the shadow, refused by it, or the real request ended
+      // first (then its length is a lower bound).
+      ended: s.held.ends,
+      held_for: durationsJson(s.held.durations),
+    },
+    seats: {
+      total: s.seats.total,
+      elsewhere: s.seats.elsewhere,
+      same: s.seats.same,
+      unknown: s.seats.unknown,
+    },
+    engines: {
+      ticks: s.engines.ticks,
+      overflow_ticks: s.engines.overflowTicks,
+      waiting_samples: s.engines.waitingSamples,
+      peak_waiting: s.engines.peakWaiting,
+      peak_kv_usage: s.engines.peakKvUsage,
+      preemptions: s.engines.preemptions,
+    },
+    recent_decisions: s.recent.map(shadowDecisionJson),
+  };
 }

@@ -11,11 +11,19 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
 import type { TailFields } from "../config/tail-preset.ts";
 import { Errors, toErrorResponse } from "../errors.ts";
+import type { Shadow } from "../shadow/shadow.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
 import { type AccessEntry, createAccessEntry, isLogged, writeAccessLog } from "./access-log.ts";
 import { checkAdmin } from "./admin-access.ts";
-import { backendsJson, healthJson, holdJson, programJson, programsJson } from "./admin-views.ts";
+import {
+  backendsJson,
+  healthJson,
+  holdJson,
+  programJson,
+  programsJson,
+  shadowJson,
+} from "./admin-views.ts";
 import { handleCompletion } from "./completion/handle-completion.ts";
 import { listModels } from "./models-route.ts";
 import { parseProgramId } from "./program-identity.ts";
@@ -32,6 +40,8 @@ export interface AppDeps extends ProxyDeps {
   accessLog: boolean;
   /** What the live page at /ui shows. */
   ui: UiFeed;
+  /** `--shadow`: the tr core beside the router, whose decisions /shadow shows; null when off. */
+  shadow: Shadow | null;
 }
 
 /** `/programs/release` bodies are one id; anything near this size is not one. */
@@ -122,7 +132,14 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
 
   // The admin routes (admin-access.ts): GET only, so releasing a program stays open to agents.
-  for (const path of ["/programs", "/programs/:id", "/backends", "/profiles", "/profiles/:id"]) {
+  for (const path of [
+    "/programs",
+    "/programs/:id",
+    "/backends",
+    "/profiles",
+    "/profiles/:id",
+    "/shadow",
+  ]) {
     app.get(path, async (c, next) => {
       checkAdmin(c.env.incoming, deps.adminToken);
       await next();
@@ -173,6 +190,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       deps.cell,
       deps.phase(),
       deps.profiler !== null,
+      deps.shadow !== null,
     );
     return c.json(body, body.takes_new_programs ? 200 : 503);
   });
@@ -182,6 +200,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.get("/metrics", async (c) => {
     const text = await deps.metrics.render();
     return c.body(text, 200, { "content-type": deps.metrics.contentType });
+  });
+  // What the tr shadow would have done (admin: it names programs and their requests).
+  app.get("/shadow", (c) => {
+    if (deps.shadow === null)
+      throw Errors.notFound("Shadow mode is off; start maitred with --shadow.");
+    return c.json(shadowJson(deps.shadow.summary()));
   });
   app.get("/profiles", (c) => {
     if (!deps.profiler) throw Errors.badRequest("Profiling is off; start maitred with --profile.");

@@ -19,9 +19,9 @@ export interface BudgetResolver {
 }
 
 /**
- * `keysMapped`: API keys name tenants, so a caller without one may be a tenant that left its
- * key out; such a caller gets the lowest of the default and every tenant's budget, so that
- * sending less never gets more.
+ * `keysMapped`: API keys (or a trusted `x-tenant-id`) name tenants, so a caller that names none
+ * may be a tenant that left its key or header out; such a caller gets the lowest of the default
+ * and every tenant's budget, so that sending less never gets more.
  */
 export function createBudgetResolver(budgets: RouterBudgets, keysMapped: boolean): BudgetResolver {
   const tenants = new Map(Object.entries(budgets.tenants));

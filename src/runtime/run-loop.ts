@@ -70,6 +70,23 @@ export interface RunLoop {
   /** Read-only use outside the loop (snapshots for admin routes and metrics). */
   readonly scheduler: Scheduler;
   readonly requests: RequestTable;
+  /**
+   * Hooks called after the loop's own, for every event from now on: an observer attached to a
+   * loop someone else built (a shadow core watching the simulator's loop).
+   */
+  addHooks(more: RunLoopHooks): void;
+}
+
+/**
+ * Each loop under the scheduler it built and feeds, so that code holding only that scheduler
+ * can reach the loop: the simulator's runtime builds its loop inside and hands out the
+ * scheduler alone. Weak, so a loop lives no longer than its scheduler.
+ */
+const loops = new WeakMap<Scheduler, RunLoop>();
+
+/** The run loop that feeds `scheduler`, when `createRunLoop` built it. */
+export function runLoopOf(scheduler: Scheduler): RunLoop | undefined {
+  return loops.get(scheduler);
 }
 
 type Action =
@@ -78,7 +95,8 @@ type Action =
   | { op: "cancel"; id: string; error: MaitredError };
 
 export function createRunLoop(options: RunLoopOptions): RunLoop {
-  const { logger, hooks = {} } = options;
+  const { logger } = options;
+  let hooks: RunLoopHooks = options.hooks ?? {};
   const requests = createRequestTable();
   const actions: Action[] = [];
   const events: SchedulerEvent[] = [];
@@ -147,7 +165,7 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
     hooks.onEvent?.(event);
   }
 
-  return {
+  const loop: RunLoop = {
     send(event) {
       events.push(event);
       if (draining) return;
@@ -166,5 +184,10 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
     },
     scheduler,
     requests,
+    addHooks(more) {
+      hooks = combineHooks(hooks, more);
+    },
   };
+  loops.set(scheduler, loop);
+  return loop;
 }

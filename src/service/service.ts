@@ -22,6 +22,7 @@ import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import { Errors } from "../errors.ts";
 import { createRouterMetrics, type RouterMetrics } from "../metrics/router-metrics.ts";
+import { createShadowMetrics } from "../metrics/shadow-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
 import { takesNewPrograms } from "../proxy/admin-views.ts";
 import { createBodyBudget, defaultBodyBudgetBytes } from "../proxy/body-budget.ts";
@@ -40,6 +41,7 @@ import {
   type RunLoopHooks,
 } from "../runtime/run-loop.ts";
 import { createTicker, type Ticker } from "../runtime/ticker.ts";
+import { createShadow, type Shadow } from "../shadow/shadow.ts";
 import { createUiFeed } from "../ui/ui-feed.ts";
 import { createLogger, type Logger } from "../util/logger.ts";
 import { prioritiesInForce } from "./priorities-in-force.ts";
@@ -197,25 +199,42 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     onLate: (id, sample) => deliverLate(id, sample),
   });
 
+  const schedulerConfig = schedulerConfigOf(config);
+  const specs = backends.map((id) => ({ id, type: config.backendType }));
+  // `--shadow`: requests are routed as the default router routes them, while a tr core beside
+  // it hears every event and records what it would have done (src/shadow/shadow.ts). With
+  // `--router default --shadow` too: the shadow is always tr, the one mode that holds and
+  // pauses, so both spellings mean "route as default, watch tr".
+  const mode = config.shadow ? "default" : config.router;
+  const shadow: Shadow | null = config.shadow
+    ? createShadow({
+        config: schedulerConfig,
+        backends: specs,
+        logger,
+        now: () => clock.now(),
+        // A request it holds may bring a deadline (its max wait) before the armed one.
+        onHeld() {
+          if ((nextDeadline() ?? Number.POSITIVE_INFINITY) < armedAt) armDeadline();
+        },
+      })
+    : null;
   // The live page's feed; it reads the scheduler through `loop`, which exists by its first use.
   const ui = createUiFeed({
     clock,
     snapshot: () => loop.scheduler.snapshot(),
     holds: () => loop.scheduler.holds(),
     isDraining: () => draining || refusingNew,
+    ...(shadow === null ? {} : { shadow: () => shadow.summary() }),
   });
   const build = options.createScheduler ?? createScheduler;
   const loop = createRunLoop({
     logger,
-    hooks: combineHooks(options.hooks, ui.hooks),
+    // The shadow first: it has seen each event by the time a caller's hook hears of it.
+    hooks: combineHooks(shadow?.hooks, options.hooks, ui.hooks),
     // `metrics` is declared below; events only arrive once the service has started.
     onSchedulerError: () => metrics.schedulerError("event"),
     createScheduler: (effects) =>
-      build({
-        config: schedulerConfigOf(config),
-        backends: backends.map((id) => ({ id, type: config.backendType })),
-        effects,
-      }),
+      build({ config: { ...schedulerConfig, mode }, backends: specs, effects }),
   });
   // The adapters follow the core: if it fell back from a broken priority section (and logged
   // why), the router runs exactly as with priorities off.
@@ -233,6 +252,7 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
       takesNewPrograms: (snapshot) => takesNewPrograms(phase(), snapshot).takes,
     },
   });
+  if (shadow !== null) createShadowMetrics({ registry: metrics.registry, shadow });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
   const inflight = createInflightTracker();
   /** Shutdown began: everything new is refused and the loop winds down. */
@@ -252,10 +272,20 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     deadlineTimer?.cancel();
     deadlineTimer = null;
   };
+  /**
+   * The earlier of the core's next deadline and its shadow's: one timer ticks for both. The
+   * default core a shadow runs beside acts in a tick only on timeouts already due, so a tick at
+   * the shadow's deadline changes nothing for it.
+   */
+  const nextDeadline = (): number | null => {
+    const own = loop.scheduler.nextDeadline?.() ?? null;
+    const watcher = shadow?.nextDeadline() ?? null;
+    return own === null ? watcher : watcher === null ? own : Math.min(own, watcher);
+  };
   const armDeadline = () => {
     cancelDeadline();
     armedAt = Number.POSITIVE_INFINITY;
-    const at = loop.scheduler.nextDeadline?.() ?? null;
+    const at = nextDeadline();
     if (at === null || draining) return;
     armedAt = at;
     // A deadline its own tick left standing is one the core chose not to act on yet (e.g. the
@@ -324,7 +354,11 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     identityOrder: config.identityOrder,
     priority: priorities ? createClassResolver(config.priority, callers) : null,
     callers,
-    budgets: createBudgetResolver(config.budgets, Object.keys(config.priority.apiKeys).length > 0),
+    // A caller that names no tenant may be one that left its key or trusted header out.
+    budgets: createBudgetResolver(
+      config.budgets,
+      Object.keys(config.priority.apiKeys).length > 0 || config.priority.trustTenantHeader,
+    ),
     maxBodySize: config.maxBodySize,
     bodyBudget: createBodyBudget(config.maxBufferedBytes ?? defaultBodyBudgetBytes()),
     adminToken: config.adminToken,
@@ -336,15 +370,16 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     newRequestId: () => `${config.cell}-req-${(++requestSeq).toString(36)}`,
     // A parked request may bring a deadline (max pause, max wait) before the armed one.
     onParked() {
-      if ((loop.scheduler.nextDeadline?.() ?? Number.POSITIVE_INFINITY) < armedAt) armDeadline();
+      if ((nextDeadline() ?? Number.POSITIVE_INFINITY) < armedAt) armDeadline();
     },
     isStopping: () => draining,
     phase,
     cell: config.cell,
     latestSample: (id) => poller.latest(id),
-    bounds: config.router === "tr" ? config : null,
+    bounds: mode === "tr" ? config : null,
     accessLog: config.accessLog === "on",
     ui,
+    shadow,
   });
 
   // The first tick runs before the router serves, so the first request already meets every
@@ -374,10 +409,12 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     logger.info(url === null ? "maitred started" : "maitred listening", {
       ...(url === null ? {} : { url }),
       cell: config.cell,
-      mode: config.router,
+      mode,
       backends,
       // The default router never pauses, so it has no bounds on waiting to state.
-      ...(config.router === "tr" ? { bounds: describeBounds(config) } : {}),
+      ...(mode === "tr" ? { bounds: describeBounds(config) } : {}),
+      // Its decisions are recorded, never carried out: GET /shadow.
+      ...(shadow === null ? {} : { shadow: "tr", shadowBounds: describeBounds(config) }),
     });
     logger.info(
       config.adminToken === null

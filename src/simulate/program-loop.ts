@@ -9,6 +9,7 @@ import {
 import { errorKind } from "../bench/step-client.ts";
 import { errorTypeForStatus } from "../errors.ts";
 import { createProgramFeed } from "../workload/program-feed.ts";
+import { sendsParentLink, subagentPlans } from "../workload/subagents.ts";
 import { answerStops, type ProgramPlan, type Workload } from "../workload/types.ts";
 import { releasesAtEnd } from "../workload/unreleased.ts";
 import { createProgramTokens, type ProgramTokens } from "./program-tokens.ts";
@@ -35,6 +36,14 @@ import type { RequestResult, SimRuntime } from "./sim-runtime.ts";
  *      DEFAULT_MAX_RETRIES times, as the same step with a new request id;
  *   3. any other error, or a retry budget spent, fails the program: it is released and its
  *      slot starts the next program after FAILURE_BACKOFF_MS.
+ *
+ * Sub-agents (src/workload/subagents.ts): a step whose plan launches some starts them all the
+ * instant its answer arrives. They take no slot (they run in their parent's), send their
+ * requests with `parentProgramId` unless the workload's link is off, are handled as programs
+ * are (retries, release at their end), and are recorded as `records.subagents`, their steps in
+ * `records.steps`. The parent's next call waits until the last of them has ended, completed or
+ * failed (a harness hands the parent a failed sub-agent's error and goes on), then the step's
+ * `toolMs`.
  */
 
 const MS_PER_S = 1000;
@@ -58,10 +67,15 @@ export interface ProgramLoop {
 }
 
 interface Running {
+  /** Its slot; a sub-agent runs in its parent's. */
   slot: number;
   plan: ProgramPlan;
   rec: ProgramRecord;
   tokens: ProgramTokens;
+  /** A sub-agent: called once when it ends, in place of freeing a slot. */
+  onEnd?: () => void;
+  /** A sub-agent whose requests name their parent: the parent's id. */
+  parentLink?: string;
 }
 
 export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
@@ -69,6 +83,7 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
   const kernel = runtime.kernel;
   const maxRetries = o.maxRetries ?? DEFAULT_MAX_RETRIES;
   const feed = createProgramFeed(workload, o.concurrency);
+  const link = sendsParentLink(workload);
   let running = 0;
   let ended = 0;
 
@@ -90,9 +105,46 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     send({ slot, plan, rec, tokens: createProgramTokens(plan, workload) }, 0, 0, runtime.nowMs());
   };
 
+  /** Step `i` of `parent` has answered: its sub-agents start now; `then` once all ended. */
+  const launchSubagents = (parent: Running, i: number, then: () => void): boolean => {
+    const plans = subagentPlans(parent.plan, i);
+    if (plans.length === 0) return false;
+    let left = plans.length;
+    const onEnd = () => {
+      if (--left === 0) then();
+    };
+    records.subagents ??= [];
+    const subagents = records.subagents;
+    for (const plan of plans) {
+      const rec: ProgramRecord = {
+        programId: plan.programId,
+        launchMs: runtime.nowMs(),
+        outcome: "unfinished",
+        parentProgramId: parent.rec.programId,
+      };
+      if (plan.priorityClass !== undefined) rec.priorityClass = plan.priorityClass;
+      subagents.push(rec);
+      const sub: Running = {
+        slot: parent.slot,
+        plan,
+        rec,
+        tokens: createProgramTokens(plan, workload),
+        onEnd,
+      };
+      if (link) sub.parentLink = parent.rec.programId;
+      send(sub, 0, 0, runtime.nowMs());
+    }
+    return true;
+  };
+
   const end = (p: Running, outcome: "completed" | "failed") => {
     p.rec.outcome = outcome;
     p.rec.endMs = runtime.nowMs();
+    if (p.onEnd !== undefined) {
+      if (releasesAtEnd(p.plan, outcome === "completed")) runtime.release(p.rec.programId);
+      p.onEnd();
+      return;
+    }
     running--;
     ended++;
     if (releasesAtEnd(p.plan, outcome === "completed")) runtime.release(p.rec.programId);
@@ -108,6 +160,7 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
     runtime.submit({
       id: attempt === 0 ? `${p.rec.programId}/${i}` : `${p.rec.programId}/${i}.${attempt}`,
       programId: p.rec.programId,
+      ...(p.parentLink === undefined ? {} : { parentProgramId: p.parentLink }),
       tokens: prompt.tokens,
       messageChars: prompt.messageChars,
       maxTokens: step.completionTokens,
@@ -155,7 +208,9 @@ export function startProgramLoop(o: ProgramLoopOptions): ProgramLoop {
       return;
     }
     p.tokens.recordOutput(i, r.outputIds);
-    kernel.after(steps[i].toolMs / MS_PER_S, () => send(p, i + 1, 0, runtime.nowMs()));
+    const next = () =>
+      kernel.after(steps[i].toolMs / MS_PER_S, () => send(p, i + 1, 0, runtime.nowMs()));
+    if (!launchSubagents(p, i, next)) next();
   };
 
   for (let k = 0; k < o.concurrency; k++) startSlot(k);

@@ -5,6 +5,15 @@ import type { Effects } from "../core/effects.ts";
 import { createEngine, type SimulatedEngine } from "../engine/engine.ts";
 import { engineConfigFromProfile } from "../engine/timing.ts";
 import { createEventKernel, type TimerHandle } from "../engine/virtual-driver.ts";
+import { runLoopOf } from "../runtime/run-loop.ts";
+import { createDecisionRecorder, type Decision } from "../shadow/decisions.ts";
+import {
+  createShadow,
+  type Shadow,
+  type ShadowDecision,
+  type ShadowSummary,
+} from "../shadow/shadow.ts";
+import { silentLogger } from "../util/logger.ts";
 import type { Workload } from "../workload/types.ts";
 import { createTruthRecorder } from "./engine-truth.ts";
 import { createPriorityRecorder } from "./priority-truth.ts";
@@ -46,11 +55,23 @@ export interface SimRunOptions {
   engineSeed: number;
   onLog?: Effects["log"];
   shapeSample?: SimRuntimeOptions["shapeSample"];
+  /**
+   * The router's own decisions (seat, hold, pause, resume…), read off its run loop as a
+   * shadow reads its own (src/shadow/decisions.ts), so the two can be compared.
+   */
+  onDecision?(d: Decision): void;
+  /**
+   * Shadow mode (`maitred serve --shadow`): a tr core beside the `default` router, fed the same
+   * events, whose decisions are recorded and never carried out. Only with router `default`.
+   */
+  shadow?: { onDecision?(d: ShadowDecision): void };
 }
 
 export interface SimRunResult {
   report: SimulateRunReport;
   records: RunRecords;
+  /** What the shadow would have done, with `shadow`. */
+  shadow?: ShadowSummary;
 }
 
 const MS_PER_S = 1000;
@@ -88,13 +109,23 @@ export function buildEngines(o: SimRunOptions): SimulatedEngine[] {
     const base = engineConfigFromProfile(o.profile, { seed: o.engineSeed + i, maxModelLen });
     const numGpuBlocks =
       o.router === "oracle"
-        ? Math.max(base.numGpuBlocks, unboundedBlocks(o.concurrency, maxModelLen, base.blockSize))
+        ? Math.max(
+            base.numGpuBlocks,
+            unboundedBlocks(
+              // A program's sub-agents run beside it: room for every one of them too.
+              o.concurrency * Math.max(1, o.workload.subagentsAtOnce ?? 1),
+              maxModelLen,
+              base.blockSize,
+            ),
+          )
         : (o.numGpuBlocks ?? base.numGpuBlocks);
     return createEngine({ ...base, numGpuBlocks, kvOffloadingSize: o.kvOffloadingSize ?? 0 });
   });
 }
 
 export function runSimulation(o: SimRunOptions): SimRunResult {
+  if (o.shadow !== undefined && o.router !== "default")
+    throw new Error(`a tr shadow runs beside the default router, not ${o.router}`);
   const kernel = createEventKernel();
   const engines = buildEngines(o);
   const config: SchedulerConfig = { ...o.knobs, mode: o.router === "tr" ? "tr" : "default" };
@@ -105,6 +136,7 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     onLog: o.onLog,
     shapeSample: o.shapeSample,
   });
+  const shadow = attachObservers(o, runtime, config);
   const truth = createTruthRecorder(runtime.backends);
   const intervalS = o.schedulerIntervalMs / MS_PER_S;
   const endMs = o.warmupMs + o.durationMs;
@@ -126,7 +158,12 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     deadline?.cancel();
     deadline = null;
     if (batchEndMs !== null) return;
-    const at = runtime.scheduler.nextDeadline();
+    // With a shadow, one timer ticks for both cores, as in the HTTP router (service.ts): the
+    // default core acts in a tick only on what is due, so the shadow's ticks change nothing
+    // for it, and the shadow gets the deadline ticks tr would have had.
+    const own = runtime.scheduler.nextDeadline();
+    const watcher = shadow?.nextDeadline() ?? null;
+    const at = own === null ? watcher : watcher === null ? own : Math.min(own, watcher);
     // A deadline not in the future is one the core chose not to act on yet (e.g. the idle
     // lease of a busy program): re-arming at `now` would loop without time passing.
     if (at === null || at / MS_PER_S <= kernel.now) return;
@@ -207,5 +244,31 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
     ...(priority === undefined ? {} : { priority }),
     series: t.series,
   };
-  return { report, records };
+  return { report, records, ...(shadow === null ? {} : { shadow: shadow.summary() }) };
+}
+
+/**
+ * The observers of the router's run loop: the recorder of its own decisions and the shadow.
+ * The simulator's runtime builds its loop inside and hands out only the core it feeds, so the
+ * loop is reached through that core (`runLoopOf`).
+ */
+function attachObservers(
+  o: SimRunOptions,
+  runtime: ReturnType<typeof createSimRuntime>,
+  config: SchedulerConfig,
+): Shadow | null {
+  if (o.onDecision === undefined && o.shadow === undefined) return null;
+  const loop = runLoopOf(runtime.scheduler);
+  if (loop === undefined) throw new Error("the simulator's core has no run loop to observe");
+  if (o.onDecision !== undefined) loop.addHooks(createDecisionRecorder(() => loop, o.onDecision));
+  if (o.shadow === undefined) return null;
+  const shadow = createShadow({
+    config,
+    backends: runtime.backends.map((b) => ({ id: b.id, type: "vllm" })),
+    logger: silentLogger,
+    now: () => runtime.nowMs(),
+    onDecision: o.shadow.onDecision,
+  });
+  loop.addHooks(shadow.hooks);
+  return shadow;
 }

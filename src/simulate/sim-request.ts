@@ -20,6 +20,8 @@ export type RequestResult =
 export interface SimRequest {
   id: string;
   programId: string;
+  /** A sub-agent's parent, named on every request (as `x-parent-program-id`); absent = none. */
+  parentProgramId?: string;
   /** Prompt token ids; not copied, must not change while the request lives. */
   tokens: number[];
   messageChars: number[];

@@ -220,6 +220,9 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
         now: nowMs(),
         requestId: request.id,
         programId: request.programId,
+        ...(request.parentProgramId === undefined
+          ? {}
+          : { parentProgramId: request.parentProgramId }),
         messageChars: request.messageChars,
         final: false,
         // Classes come from the workload, already valid: nothing to resolve or clamp.

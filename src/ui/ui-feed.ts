@@ -14,10 +14,11 @@ import {
   type SchedulerSnapshot,
 } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
-import { holdTimes } from "../proxy/admin-views.ts";
+import { holdTimes, shadowDecisionJson } from "../proxy/admin-views.ts";
 import { splitProgramKey } from "../proxy/program-scope.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { RunLoopHooks } from "../runtime/run-loop.ts";
+import type { ShadowSummary } from "../shadow/shadow.ts";
 
 /** Decisions kept for the page (the newest first). */
 const DECISIONS_KEPT = 50;
@@ -74,6 +75,36 @@ export interface UiFeedOptions {
   /** Programs with a held request, in queue order (the core's `holds()`). */
   holds(): HoldView[];
   isDraining(): boolean;
+  /** `--shadow`: what the tr shadow would have done; absent when no shadow runs. */
+  shadow?(): ShadowSummary;
+}
+
+/** The shadow's decisions listed on the page (the newest first). */
+const SHADOW_DECISIONS_LISTED = 20;
+
+/** The "shadow (tr)" panel: its counts and its latest decisions. */
+function uiShadow(s: ShadowSummary) {
+  return {
+    since: s.since,
+    events: s.events,
+    errors: s.errors,
+    decisions: s.decisions,
+    firstChangeAt: s.firstChange?.at ?? null,
+    pausedNow: s.paused.now,
+    pauses: s.paused.pauses,
+    pausedP50Ms: s.paused.durations.p50Ms,
+    pausedMaxMs: s.paused.durations.maxMs,
+    heldNow: s.held.now,
+    held: s.held.held,
+    heldP50Ms: s.held.durations.p50Ms,
+    heldMaxMs: s.held.durations.maxMs,
+    seats: s.seats,
+    overflowTicks: s.engines.overflowTicks,
+    engineTicks: s.engines.ticks,
+    preemptions: s.engines.preemptions,
+    peakKvUsage: s.engines.peakKvUsage,
+    recent: s.recent.slice(0, SHADOW_DECISIONS_LISTED).map(shadowDecisionJson),
+  };
 }
 
 const text = (v: unknown): string | null =>
@@ -206,6 +237,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
               })),
         decisions,
         history,
+        shadow: o.shadow === undefined ? null : uiShadow(o.shadow()),
       };
     },
   };

@@ -27,6 +27,13 @@ import type { ProgramPlan, Workload } from "./types.ts";
  *      A = c_{i−1} normally; when the trace grew by less (hidden reasoning not kept in
  *      history) A shrinks to fit; A ≥ 1 and O ≥ 1 always, so a shortfall makes the
  *      prompt overshoot P_i a little and the next observation absorbs the excess.
+ *
+ * A sub-agent (`plan.subagent`) opens, in cases 1 and 2, with its parent's step-0 messages as
+ * they are, [system S', user task] of the parent's first prompt with the parent's own text, then
+ * one more user message, its brief, of the remaining size: its prompt repeats the parent's first
+ * prompt token for token up to the parent's generation prompt, so the prefix the parent has
+ * cached serves it. Its own texts (brief, answers, observations) are seeded by (program index,
+ * sub-agent ordinal), apart from its parent's and its siblings'.
  */
 
 /** Fraction below which a shrinking prompt is a compaction (case 2); *assumption*. */
@@ -34,9 +41,15 @@ export const COMPACTION_FRACTION = 0.5;
 const MIN_CONTENT_TOKENS = 1;
 const FIRST_PROMPT_OVERHEAD = 2 * OVERHEAD_PER_MESSAGE + GENERATION_PROMPT_OVERHEAD;
 const TURN_OVERHEAD = 2 * OVERHEAD_PER_MESSAGE;
-/** Seed streams: one shared system prompt; per-program texts keyed by (program, step, part). */
+/** A sub-agent's brief is one more message after its parent's first prompt's messages. */
+export const BRIEF_MESSAGE_OVERHEAD = OVERHEAD_PER_MESSAGE;
+/**
+ * Seed streams: one shared system prompt; per-program texts keyed by (program, step, part);
+ * a sub-agent's own texts keyed by (program, sub-agent, step, part).
+ */
 const STREAM_SYSTEM = 11;
 const STREAM_TEXT = 12;
+const STREAM_SUBAGENT_TEXT = 13;
 const PART_TASK = 0;
 const PART_OBSERVATION = 1;
 const PART_ASSISTANT = 2;
@@ -47,8 +60,13 @@ export interface StepLayout {
   systemTokens: number;
   /** Content tokens of the assistant message appended before this step (0 when fresh). */
   assistantTokens: number;
-  /** Content tokens of the new user message: the task when fresh, else the observation. */
+  /**
+   * Content tokens of the new user message: the task when fresh (a sub-agent's brief), else
+   * the observation.
+   */
   userTokens: number;
+  /** A sub-agent's fresh step: its parent's task message, between the system prompt and brief. */
+  parentTaskTokens?: number;
   /** Prompt tokens as the chat template counts them. */
   promptTokens: number;
 }
@@ -61,13 +79,33 @@ function freshLayout(target: number, shared: number): StepLayout {
   return { fresh: true, systemTokens, assistantTokens: 0, userTokens, promptTokens };
 }
 
+/** A sub-agent's fresh context: its parent's first prompt's messages, then its brief. */
+function subagentLayout(target: number, parentFirst: number, shared: number): StepLayout {
+  const parent = freshLayout(parentFirst, shared);
+  const before = parent.promptTokens + BRIEF_MESSAGE_OVERHEAD;
+  const userTokens = Math.max(MIN_CONTENT_TOKENS, target - before);
+  return {
+    fresh: true,
+    systemTokens: parent.systemTokens,
+    assistantTokens: 0,
+    userTokens,
+    promptTokens: before + userTokens,
+    parentTaskTokens: parent.userTokens,
+  };
+}
+
 /** The sizes of every step's messages; pure arithmetic on the plan. */
 export function layoutSteps(plan: ProgramPlan, sharedPrefixTokens: number): StepLayout[] {
+  const sub = plan.subagent;
+  const fresh = (target: number) =>
+    sub === undefined
+      ? freshLayout(target, sharedPrefixTokens)
+      : subagentLayout(target, sub.parentFirstPromptTokens, sharedPrefixTokens);
   const out: StepLayout[] = [];
   plan.steps.forEach((step, i) => {
     const prev = out[i - 1];
     if (i === 0 || step.promptTokens < prev.promptTokens * COMPACTION_FRACTION) {
-      out.push(freshLayout(step.promptTokens, sharedPrefixTokens));
+      out.push(fresh(step.promptTokens));
       return;
     }
     const content = step.promptTokens - prev.promptTokens - TURN_OVERHEAD;
@@ -120,8 +158,21 @@ export interface Conversation {
 /** Incremental builder: text is generated once per message and memoised. */
 export function createConversation(plan: ProgramPlan, options: ConversationOptions): Conversation {
   const layout = layoutSteps(plan, options.sharedPrefixTokens);
-  const seed = (step: number, part: number) =>
+  const sub = plan.subagent;
+  const programSeed = (step: number, part: number) =>
     deriveSeed(options.workloadSeed, STREAM_TEXT, plan.index, step, part);
+  const seed =
+    sub === undefined
+      ? programSeed
+      : (step: number, part: number) =>
+          deriveSeed(
+            options.workloadSeed,
+            STREAM_SUBAGENT_TEXT,
+            plan.index,
+            sub.ordinal,
+            step,
+            part,
+          );
   const systemSeed =
     options.systemTag === undefined
       ? deriveSeed(options.workloadSeed, STREAM_SYSTEM)
@@ -131,15 +182,20 @@ export function createConversation(plan: ProgramPlan, options: ConversationOptio
   const addedFor = (i: number): ChatMessage[] => {
     if (added[i]) return added[i];
     const l = layout[i];
-    added[i] = l.fresh
-      ? [
-          { role: "system", content: textOfTokens(l.systemTokens, systemSeed) },
-          { role: "user", content: textOfTokens(l.userTokens, seed(i, PART_TASK)) },
-        ]
-      : [
-          { role: "assistant", content: textOfTokens(l.assistantTokens, seed(i, PART_ASSISTANT)) },
-          { role: "user", content: textOfTokens(l.userTokens, seed(i, PART_OBSERVATION)) },
-        ];
+    if (!l.fresh) {
+      added[i] = [
+        { role: "assistant", content: textOfTokens(l.assistantTokens, seed(i, PART_ASSISTANT)) },
+        { role: "user", content: textOfTokens(l.userTokens, seed(i, PART_OBSERVATION)) },
+      ];
+      return added[i];
+    }
+    added[i] = [{ role: "system", content: textOfTokens(l.systemTokens, systemSeed) }];
+    if (l.parentTaskTokens !== undefined) {
+      // A sub-agent: its parent's own task text, the one the parent's step 0 sent.
+      const task = textOfTokens(l.parentTaskTokens, programSeed(0, PART_TASK));
+      added[i].push({ role: "user", content: task });
+    }
+    added[i].push({ role: "user", content: textOfTokens(l.userTokens, seed(i, PART_TASK)) });
     return added[i];
   };
   return {
@@ -152,8 +208,13 @@ export function createConversation(plan: ProgramPlan, options: ConversationOptio
       while (!layout[start].fresh) start--;
       const messages: ChatMessage[] = [];
       for (let i = start; i <= stepIndex; i++) {
-        const [first, second] = addedFor(i);
-        const real = layout[i].fresh ? undefined : assistantTexts?.[i - 1];
+        const added = addedFor(i);
+        if (layout[i].fresh) {
+          messages.push(...added);
+          continue;
+        }
+        const [first, second] = added;
+        const real = assistantTexts?.[i - 1];
         const useReal = real !== undefined && countTokens(real) === layout[i].assistantTokens;
         messages.push(useReal ? { role: "assistant", content: real } : first, second);
       }

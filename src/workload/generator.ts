@@ -1,5 +1,7 @@
+import { pickWeighted } from "./class-mix.ts";
+import { BRIEF_MESSAGE_OVERHEAD } from "./conversation.ts";
 import { sample, sampleInt } from "./distribution.ts";
-import type { PresetParams } from "./presets.ts";
+import type { PresetParams, SubagentParams } from "./presets.ts";
 import type { Rng } from "./prng.ts";
 import type { StepPlan } from "./types.ts";
 
@@ -55,6 +57,56 @@ export function generateSteps(params: PresetParams, rng: Rng): StepPlan[] {
         : { promptTokens: prompt, completionTokens: completion, toolMs },
     );
     prompt += Math.round(params.keptOutputShare * completion) + observation;
+  }
+  return steps;
+}
+
+/**
+ * The sub-agents of a generated program (presets with `subagents`), drawn from a stream of their
+ * own after the parent's steps, so the parent's prompts and outputs are those the preset would
+ * give without them; only the gaps after launching steps change:
+ *
+ *   for t in 0..N-2 where step t ends in a tool call (no human turn follows):
+ *     with probability spawnShare: k ~ countWeights;
+ *       each of the k: n ~ steps; prompt_0 = P_0 of the parent + brief (+ its message overhead);
+ *         calls as the generator's, all output kept, tool gaps between them, no human turns;
+ *       T_t ~ resume (the parent's gap after the last of them ended).
+ *
+ * Sub-agents start from the parent's first prompt whatever the step, since it is what they
+ * share with it (conversation.ts), and launch none of their own.
+ */
+export function addSubagents(params: SubagentParams, steps: StepPlan[], rng: Rng): StepPlan[] {
+  const parentFirst = steps[0].promptTokens;
+  return steps.map((step, t) => {
+    if (t === steps.length - 1 || step.human === true) return step;
+    if (rng.next() >= params.spawnShare) return step;
+    const k = pickWeighted(params.countWeights, rng.next()) + 1;
+    const spawn = Array.from({ length: k }, () => ({
+      steps: subagentSteps(params, parentFirst, rng),
+    }));
+    const toolMs = Math.round(Math.min(params.resume.capMs, sample(params.resume.dist, rng)));
+    return { ...step, toolMs, spawn };
+  });
+}
+
+function subagentSteps(p: SubagentParams, parentFirst: number, rng: Rng): StepPlan[] {
+  const n = sampleInt(p.steps.dist, rng, p.steps.min, p.steps.max);
+  const brief = sampleInt(p.brief.dist, rng, p.brief.min, p.brief.max);
+  let prompt = parentFirst + BRIEF_MESSAGE_OVERHEAD + brief;
+  const steps: StepPlan[] = [];
+  for (let t = 0; t < n; t++) {
+    const completion = sampleInt(p.output.dist, rng, p.output.min, p.output.max);
+    if (t === n - 1) {
+      steps.push({ promptTokens: prompt, completionTokens: completion, toolMs: 0 });
+      break;
+    }
+    const observation = sampleInt(p.observation.dist, rng, p.observation.min, p.observation.max);
+    steps.push({
+      promptTokens: prompt,
+      completionTokens: completion,
+      toolMs: sampleToolMs(p.tool, rng),
+    });
+    prompt += completion + observation;
   }
   return steps;
 }

@@ -10,6 +10,7 @@ import { ConfigError } from "../errors.ts";
 import { parseWeights } from "./class-mix.ts";
 import { createMixWorkload, MIX_PREFIX } from "./mix-workload.ts";
 import { PRESETS, presetNames } from "./presets.ts";
+import { withSubagentLink } from "./subagents.ts";
 import { scaleToolTimes } from "./tool-time-scale.ts";
 import { parseTrace } from "./trace-parser.ts";
 import type {
@@ -111,7 +112,8 @@ export function limitContext(spec: WorkloadSpec, maxContextTokens: number): Work
 
 /** Resolve a spec, reading its trace files if it has any. */
 export async function loadWorkload(spec: WorkloadSpec): Promise<Workload> {
-  return markUnreleased(await loadScaled(spec, spec.toolTimeScale ?? 1), spec.unreleased ?? 0);
+  const scaled = await loadScaled(spec, spec.toolTimeScale ?? 1);
+  return withSubagentLink(markUnreleased(scaled, spec.unreleased ?? 0), spec.subagentLink);
 }
 
 /**

@@ -109,11 +109,13 @@ export function createMixWorkload(components: readonly MixComponent[], o: MixOpt
       return plan;
     },
   };
+  const subagentsAtOnce = Math.max(0, ...components.map((c) => c.workload.subagentsAtOnce ?? 0));
   return {
     name: mixName(components),
     seed: o.seed,
     sharedPrefixTokens: components[0].workload.sharedPrefixTokens,
     size: Number.POSITIVE_INFINITY,
+    ...(subagentsAtOnce > 0 ? { subagentsAtOnce } : {}),
     programAt(index) {
       if (!Number.isInteger(index) || index < 0) throw new RangeError(`bad program index ${index}`);
       const u = createRng(deriveSeed(o.seed, STREAM_MIX, index)).next();

@@ -38,6 +38,34 @@ export interface PresetParams {
   humanGap?: { share: number; dist: Distribution };
   /** The agent writes its actions as text, not tool calls (`ProgramPlan.textActions`). */
   textActions?: true;
+  /** The program launches sub-agents at some of its steps (`StepPlan.spawn`); absent = never. */
+  subagents?: SubagentParams;
+}
+
+/**
+ * Sub-agents (generator.ts `addSubagents`). After each step that ends in a tool call (not the
+ * last, not one before a human turn), with probability `spawnShare` the answer launches k
+ * sub-agents at once, k drawn from `countWeights`; the parent waits until the last has ended,
+ * then `resume` more before its next call. A sub-agent's first prompt is its parent's first
+ * prompt plus its brief; it then grows as a program of this shape does.
+ */
+export interface SubagentParams {
+  /** Probability that a tool-call step's answer launches sub-agents. */
+  spawnShare: number;
+  /** Weights of k = 1, 2, 3, … sub-agents launched together (normalised). */
+  countWeights: readonly number[];
+  /** Calls per sub-agent. */
+  steps: Clipped;
+  /** The task the parent writes for it, appended after the parent's first prompt (tokens). */
+  brief: Clipped;
+  /** Output tokens per call. */
+  output: Clipped;
+  /** Observation tokens appended after each call (its whole answer is kept too). */
+  observation: Clipped;
+  /** Tool time between its calls (ms); it has no human turns. */
+  tool: { dist: Distribution; capMs: number; overheadMs: number };
+  /** The parent's gap between its last sub-agent's end and its next call (ms), capped. */
+  resume: { dist: Distribution; capMs: number };
 }
 
 const MS_PER_S = 1000;
@@ -93,6 +121,9 @@ const SWE_BASH_FRONTIER: PresetParams = {
   observation: { dist: lognormal(4.65, 1.48), min: 5, max: 15_000 },
 };
 
+/** Gap before a human turn: LN(4.9, 2.0) in seconds. */
+const CLAUDE_CODE_HUMAN_GAP = lognormal(4.9 + Math.log(MS_PER_S), 2.0);
+
 const CLAUDE_CODE: PresetParams = {
   name: "claude-code",
   description: "interactive Claude-Code-like coding sessions: 15 K shared prefix, long contexts",
@@ -116,7 +147,55 @@ const CLAUDE_CODE: PresetParams = {
   observation: { dist: lognormal(5.82, 1.81), min: 0, max: 650_000 },
   // Client gap after a tool_use step (an upper bound); the 1 h cap is an *assumption*.
   tool: { dist: lognormal(8.99, 1.65), capMs: 3_600_000, overheadMs: 0 },
-  humanGap: { share: 0.14, dist: lognormal(4.9 + Math.log(MS_PER_S), 2.0) },
+  humanGap: { share: 0.14, dist: CLAUDE_CODE_HUMAN_GAP },
+};
+
+/**
+ * Claude Code sessions that use sub-agents, fitted to the sessions of the same traces that
+ * launched any: 17 of the 710, with 63 sub-agents between them (none launched its own). In the
+ * traces a launch starts 1, 2, 3 or 4 sub-agents at once (20, 9, 7 and 1 of 37 launches), after
+ * 37 of the sessions' 2,922 tool-call steps (1.27%), anywhere in the session; the parent sends
+ * nothing while they run (59 of 63) and calls again a median 19 s after the last one ended.
+ * These sessions are long (steps p10/p50/p90 20/133/395, vs 35 median over all sessions), open
+ * fresh (first prompt median 17.9 K, 16 of 17 under 24 K) and have fewer human turns (5% of
+ * gaps). A sub-agent: calls p10/p50/p90 5/11/17 (2–24), first prompt p50 10.3 K of which its
+ * own tool schema and system prompt ≈ 8.7 K and the brief its parent wrote ≈ 1.7 K, output
+ * p50 235, observations p50 2.3 K (it reads files: its last prompt is p50 70 K), 4 s between
+ * calls (1 s resolution), ≈ 2 min in all.
+ *
+ * What it shares with its parent cannot be measured (the traces hash blocks per session), so
+ * *assumption*: a sub-agent's conversation opens with its parent's first prompt, system prompt
+ * and task message token for token, then its brief, so its first prompt is ≈ 19 K (P0 + brief)
+ * rather than the measured 10.3 K, and it runs on the parent's model. In Claude Code the Explore
+ * sub-agent (55 of the 63) has its own smaller tool set and system prompt, gets only the brief,
+ * and runs on a smaller model; the model keeps the shape (a fresh, short, fast-growing context
+ * launched mid-session) and makes the prefix it shares with its parent real, which is what
+ * placing a child beside its parent can exploit.
+ */
+const CLAUDE_CODE_SUBAGENTS: PresetParams = {
+  ...CLAUDE_CODE,
+  name: "claude-code-subagents",
+  description:
+    "claude-code sessions that launch sub-agents (1–4 at once, ≈ 11 calls each) and wait on them",
+  source: "fitted to the kv-cache-tester Claude Code sessions with sub-agents (17 of 710)",
+  steps: { dist: lognormal(4.83, 1.03), min: 3, max: 1200 },
+  // claude-code's fresh-session component (median 17 K): these sessions open fresh.
+  firstPrompt: { dist: lognormal(9.75, 0.3), includesShared: true },
+  humanGap: { share: 0.05, dist: CLAUDE_CODE_HUMAN_GAP },
+  subagents: {
+    spawnShare: 0.0127,
+    countWeights: [20, 9, 7, 1],
+    // The 50-call cap is an *assumption* (the traces' longest sub-agent made 24).
+    steps: { dist: lognormal(2.26, 0.5), min: 2, max: 50 },
+    // Clip bounds *assumption* (measured 167–9,536).
+    brief: { dist: lognormal(7.29, 0.92), min: 100, max: 20_000 },
+    output: { dist: lognormal(5.62, 0.85), min: 1, max: 16_384 },
+    observation: { dist: lognormal(7.58, 1.55), min: 1, max: 650_000 },
+    // The 10 min cap is an *assumption* (the longest measured gap is 133 s).
+    tool: { dist: lognormal(8.56, 0.94), capMs: 600_000, overheadMs: 0 },
+    // Capped as the preset's tool gaps are.
+    resume: { dist: lognormal(9.89, 0.86), capMs: CLAUDE_CODE.tool.capMs },
+  },
 };
 
 /**
@@ -206,6 +285,7 @@ export const PRESETS: Readonly<Record<string, PresetParams>> = Object.fromEntrie
     SWE_BASH,
     SWE_BASH_FRONTIER,
     CLAUDE_CODE,
+    CLAUDE_CODE_SUBAGENTS,
     SEARCH_AGENT,
     LLM_TOOL_AGENT,
     SANDBOX_AGENT,

@@ -15,6 +15,36 @@ export interface StepPlan {
   toolMs: number;
   /** The gap is a human turn rather than a tool call (interactive presets only). */
   human?: boolean;
+  /**
+   * Sub-agents this call's answer launches (as Claude Code's Task tool does): they all start
+   * when the answer arrives and run side by side while this program waits; `toolMs` then counts
+   * from the moment the last of them ended (the parent taking in their results). A driver turns
+   * them into programs with `subagentPlans` (subagents.ts). Never on the last step, nor on one
+   * followed by a human turn.
+   */
+  spawn?: readonly SubagentPlan[];
+}
+
+/** A sub-agent as its parent's step plans it: its own calls, in the parent's workload. */
+export interface SubagentPlan {
+  /**
+   * Its calls. Step 0's prompt opens with its parent's first prompt (system prompt and task,
+   * token for token) and adds the sub-agent's own brief (conversation.ts); later steps grow
+   * from there as any program's do. A sub-agent launches none of its own.
+   */
+  steps: StepPlan[];
+}
+
+/** What a sub-agent's program plan knows of its parent (subagents.ts). */
+export interface SubagentOf {
+  /** The parent's `programId`, as its plan has it (drivers add their run prefix to both). */
+  parentProgramId: string;
+  /** Its number among its parent's sub-agents in launch order: id `<parent>.c<ordinal>`. */
+  ordinal: number;
+  /** The parent's step whose answer launched it. */
+  spawnStep: number;
+  /** The parent's first prompt, whose messages this sub-agent's conversation opens with. */
+  parentFirstPromptTokens: number;
 }
 
 export interface ProgramPlan {
@@ -52,6 +82,12 @@ export interface ProgramPlan {
    * a human (`StepPlan.human`) do (`answerStops`).
    */
   textActions?: true;
+  /**
+   * Present on a sub-agent (built by `subagentPlans` from its parent's `StepPlan.spawn`): it
+   * shares its parent's index, class, system prompt and release behaviour, runs in its parent's
+   * concurrency slot, and its text is seeded by (index, ordinal).
+   */
+  subagent?: SubagentOf;
 }
 
 export interface WorkloadCommon {
@@ -70,6 +106,12 @@ export interface WorkloadCommon {
   classMix?: readonly ClassShare[];
   /** Share of programs (0–1, drawn per program by seed) whose client never releases them. */
   unreleased?: number;
+  /**
+   * Whether sub-agents' requests name their parent (`x-parent-program-id`, `parentProgramId`);
+   * false sends them as unrelated programs, so the same workload shows what a router gains by
+   * knowing the tree (`--subagent-link off`). Default true.
+   */
+  subagentLink?: boolean;
 }
 
 /** One class of a `--class-mix`, with its weight (weights are normalised). */
@@ -125,6 +167,14 @@ export interface Workload {
   programAt(index: number): ProgramPlan;
   /** Share of programs marked `unreleased` (unreleased.ts); absent = none. */
   unreleased?: number;
+  /** false: drivers send sub-agents without their parent's id (`WorkloadCommon.subagentLink`). */
+  subagentLink?: false;
+  /**
+   * Most sub-agents one step launches; absent = the workload has none. A program then has up to
+   * this many requests in flight at once rather than one (it waits while they run): what sizes
+   * anything reserved per program, such as a connection pool or an unbounded KV cache.
+   */
+  subagentsAtOnce?: number;
   /** Present on mixed workloads: closed-loop drivers give each slot one component. */
   mix?: WorkloadMix;
 }

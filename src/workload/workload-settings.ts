@@ -3,7 +3,7 @@
  * the workload they make together.
  */
 import { type Setting, setting } from "../config/setting.ts";
-import { duration, integer, parsedText, positive, share, text } from "../config/values.ts";
+import { boolean, duration, integer, parsedText, positive, share, text } from "../config/values.ts";
 import { parseClassMix } from "./class-mix.ts";
 import { DEFAULT_WORKLOAD, parseWorkloadArg, SHIPPED_TRACES } from "./load-workload.ts";
 import { presetNames } from "./presets.ts";
@@ -40,6 +40,13 @@ export const WORKLOAD_SETTINGS = {
     default: 0,
     schema: share(),
   }),
+  subagentLink: setting({
+    key: "subagent-link",
+    arg: "<on|off>",
+    help: "whether sub-agents' requests name their parent (x-parent-program-id; claude-code-subagents): off sends them as unrelated programs, to compare a router that knows the tree with one that does not",
+    default: "on",
+    schema: boolean("must be on or off"),
+  }),
   seed: setting({
     key: "seed",
     arg: "<n>",
@@ -63,6 +70,8 @@ export function workloadSpecOf(
     classMix?: WorkloadSpec["classMix"];
     toolTimeScale: number;
     unreleased: number;
+    /** Absent: on. */
+    subagentLink?: boolean;
     seed: number;
     stagger: number;
   },
@@ -76,5 +85,6 @@ export function workloadSpecOf(
   if (v.classMix !== undefined) spec.classMix = v.classMix;
   if (v.toolTimeScale !== 1) spec.toolTimeScale = v.toolTimeScale;
   if (v.unreleased > 0) spec.unreleased = v.unreleased;
+  if (v.subagentLink === false) spec.subagentLink = false;
   return spec;
 }

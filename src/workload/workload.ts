@@ -1,9 +1,10 @@
 import { ConfigError } from "../errors.ts";
 import { drawClass } from "./class-mix.ts";
-import { generateSteps, sampleToolMs } from "./generator.ts";
+import { addSubagents, generateSteps, sampleToolMs } from "./generator.ts";
 import { createMixWorkload, type MixOptions } from "./mix-workload.ts";
 import { PRESETS, presetNames } from "./presets.ts";
 import { createRng, deriveSeed, permutation } from "./prng.ts";
+import { fitSpawn, withSubagentLink } from "./subagents.ts";
 import type { TraceProgram } from "./trace-parser.ts";
 import type { ProgramPlan, SingleWorkloadSpec, StepPlan, Workload, WorkloadSpec } from "./types.ts";
 
@@ -22,6 +23,8 @@ export const DEFAULT_TRACE_SHARED_PREFIX = 200;
 const STREAM_ORDER = 1;
 const STREAM_PROGRAM = 2;
 const STREAM_TOOL = 3;
+/** A program's sub-agents (mix-workload.ts uses 4, class-mix.ts 5, unreleased.ts 6). */
+const STREAM_SUBAGENTS = 7;
 
 /** The swe-bash tool model fills `tool_ms` a trace lacks. */
 const FALLBACK_TOOL = PRESETS["swe-bash"].tool;
@@ -92,7 +95,7 @@ export function createWorkload(
       }
       return { ...c, workload: createWorkload(componentSpecOf(spec, c.spec)) };
     });
-    return createMixWorkload(parts, mixOptionsOf(spec));
+    return withSubagentLink(createMixWorkload(parts, mixOptionsOf(spec)), spec.subagentLink);
   }
   let inner: ReturnType<typeof traceWorkload>;
   if (spec.kind === "trace") {
@@ -112,16 +115,26 @@ export function createWorkload(
       seed,
       sharedPrefixTokens: params.sharedPrefixTokens,
       size: Number.POSITIVE_INFINITY,
+      ...(params.subagents === undefined
+        ? {}
+        : { subagentsAtOnce: params.subagents.countWeights.length }),
       textActions: params.textActions === true,
-      base: (i) => ({
-        source: `${params.name}#${i}`,
-        steps: generateSteps(params, createRng(deriveSeed(seed, STREAM_PROGRAM, i))),
-      }),
+      base: (i) => {
+        const steps = generateSteps(params, createRng(deriveSeed(seed, STREAM_PROGRAM, i)));
+        const sub = params.subagents;
+        return {
+          source: `${params.name}#${i}`,
+          steps:
+            sub === undefined
+              ? steps
+              : addSubagents(sub, steps, createRng(deriveSeed(seed, STREAM_SUBAGENTS, i))),
+        };
+      },
     };
   }
   const { base, textActions, ...rest } = inner;
   const classMix = spec.classMix !== undefined && spec.classMix.length > 0 ? spec.classMix : null;
-  return {
+  const workload: Workload = {
     ...rest,
     programAt(index: number): ProgramPlan {
       if (!Number.isInteger(index) || index < 0) throw new RangeError(`bad program index ${index}`);
@@ -140,6 +153,7 @@ export function createWorkload(
       return plan;
     },
   };
+  return withSubagentLink(workload, spec.subagentLink);
 }
 
 /**
@@ -169,13 +183,18 @@ export function mixOptionsOf(spec: WorkloadSpec): MixOptions {
 /**
  * Cut a program at the model's context window: an agent whose next call would not fit ends
  * there (as a harness stops at its context limit). A first call that does not fit is shrunk
- * to fit, so every program keeps at least one step.
+ * to fit, so every program keeps at least one step. Sub-agents are cut the same way, and one
+ * whose first call does not fit is left out (subagents.ts `fitSpawn`); the last step kept
+ * launches none (nothing would read their results).
  */
 export function truncateToContext(steps: StepPlan[], maxContextTokens: number): StepPlan[] {
   const fits = (s: StepPlan) => s.promptTokens + s.completionTokens <= maxContextTokens;
   let n = 0;
   while (n < steps.length && fits(steps[n])) n++;
-  if (n === steps.length) return steps;
+  if (n === steps.length) {
+    const fitted = steps.map((s) => fitSpawn(s, maxContextTokens, truncateToContext));
+    return fitted.every((s, i) => s === steps[i]) ? steps : fitted;
+  }
   if (n === 0) {
     const completion = Math.max(
       1,
@@ -189,7 +208,7 @@ export function truncateToContext(steps: StepPlan[], maxContextTokens: number): 
       },
     ];
   }
-  const kept = steps.slice(0, n);
+  const kept = steps.slice(0, n).map((s) => fitSpawn(s, maxContextTokens, truncateToContext));
   kept[n - 1] = {
     promptTokens: kept[n - 1].promptTokens,
     completionTokens: kept[n - 1].completionTokens,

@@ -170,6 +170,60 @@ function renderDecisions(f) {
   );
 }
 
+// The tr shadow's panel (maitred serve --shadow): its counts, and its latest decisions with
+// the backend the router actually chose where the two differ.
+function renderShadow(f) {
+  const s = f.shadow;
+  $("#shadow-section").hidden = s === null || s === undefined;
+  if (!s) return;
+  const d = s.decisions;
+  const resumes = d.resume + d.overdue_resume + d.forced_resume + d.idle_resume;
+  const items = [
+    ["would pause", fmtInt(d.pause)],
+    ["paused now", fmtInt(s.pausedNow)],
+    ["pause p50 / max", `${fmtSecs(s.pausedP50Ms) || "–"} / ${fmtSecs(s.pausedMaxMs) || "–"}`],
+    ["would hold", fmtInt(s.held)],
+    ["held now", fmtInt(s.heldNow)],
+    ["hold p50 / max", `${fmtSecs(s.heldP50Ms) || "–"} / ${fmtSecs(s.heldMaxMs) || "–"}`],
+    ["marks", fmtInt(d.mark)],
+    ["resumes", fmtInt(resumes)],
+    ["lends", fmtInt(d.lend)],
+    ["seats elsewhere", `${fmtInt(s.seats.elsewhere)} of ${fmtInt(s.seats.total)}`],
+    ["engine overflow ticks", `${fmtInt(s.overflowTicks)} of ${fmtInt(s.engineTicks)}`],
+    ["engine preemptions", fmtInt(s.preemptions)],
+    ["errors", fmtInt(s.errors)],
+  ];
+  $("#shadow-totals").replaceChildren(
+    ...items.map(([k, v]) => el("div", null, el("dt", null, k), el("dd", null, v))),
+  );
+  $("#shadow-note").textContent =
+    s.firstChangeAt === null
+      ? "No decision so far would have changed the traffic: these are exactly tr's decisions."
+      : `Since ${new Date(s.firstChangeAt).toLocaleTimeString("en-GB")} tr would have sent different traffic; the figures since are an estimate.`;
+  $("#shadow-decisions").replaceChildren(
+    ...s.recent.map((x) => {
+      const when = new Date(x.at).toLocaleTimeString("en-GB");
+      const who = [
+        x.program_id,
+        x.tenant ? `(${x.tenant})` : null,
+        x.backend ? `on ${shortUrl(x.backend)}` : null,
+        x.kind === "seat" && x.changes_traffic && x.actual_backend
+          ? `(router: ${shortUrl(x.actual_backend)})`
+          : null,
+      ]
+        .filter(Boolean)
+        .join(" ");
+      return el(
+        "li",
+        { class: x.changes_traffic ? "changes" : null },
+        el("time", null, when),
+        `${x.kind.replace("_", " ")}${who ? `: ${who}` : ""}`,
+        x.reason ? el("span", { class: "why" }, ` — ${x.reason}`) : null,
+      );
+    }),
+  );
+}
+
 const charts = { steps: null, kv: null, kvKey: "" };
 
 function chartWidth(id) {
@@ -229,6 +283,7 @@ function render(f) {
   renderCharts(f);
   renderBackends(f);
   renderClasses(f);
+  renderShadow(f);
   renderPrograms(f);
   renderDecisions(f);
 }
