@@ -11,6 +11,7 @@ import {
   type BudgetKind,
   type BudgetView,
   type HoldView,
+  type ProgramView,
   type SchedulerSnapshot,
 } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
@@ -177,10 +178,12 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
       const snap = o.snapshot();
       const held = new Map<string, HoldView>();
       for (const v of o.holds()) held.set(v.programId, v);
-      const programs = [...snap.programs].sort(
-        (a, b) =>
-          (b.pausedSince === null ? -1 : now - b.pausedSince) -
-          (a.pausedSince === null ? -1 : now - a.pausedSince),
+      const programs = treeOrder(
+        [...snap.programs].sort(
+          (a, b) =>
+            (b.pausedSince === null ? -1 : now - b.pausedSince) -
+            (a.pausedSince === null ? -1 : now - a.pausedSince),
+        ),
       );
       return {
         now,
@@ -210,11 +213,14 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
           acting: snap.programs.filter((p) => p.status === "ACTING").length,
           paused: snap.programs.filter((p) => p.state === "PAUSED").length,
         },
-        programs: programs.slice(0, PROGRAMS_LISTED).map((p) => {
+        programs: programs.slice(0, PROGRAMS_LISTED).map(({ p, depth }) => {
           const { tenant, programId } = splitProgramKey(p.id);
           return {
             id: programId,
             tenant,
+            // Its place in its sub-agent tree: 0 for a root, listed right under its parent.
+            depth,
+            subagents: p.children.length,
             status: p.status,
             state: p.state,
             tokens: p.totalTokens,
@@ -250,6 +256,26 @@ function budgetLeft(b: BudgetView | undefined): Partial<Record<BudgetKind, numbe
   for (const kind of BUDGET_KINDS) {
     const u = b[kind];
     if (u !== undefined) out[kind] = Math.max(0, u.limit - u.used);
+  }
+  return out;
+}
+
+/**
+ * The programs as trees: each root in the given order (paused ones first), each followed by its
+ * sub-agents, depth first. A program whose parent is not listed is a root.
+ */
+function treeOrder(programs: ProgramView[]): { p: ProgramView; depth: number }[] {
+  const byId = new Map(programs.map((p) => [p.id, p]));
+  const out: { p: ProgramView; depth: number }[] = [];
+  const visit = (p: ProgramView, depth: number) => {
+    out.push({ p, depth });
+    for (const id of p.children) {
+      const c = byId.get(id);
+      if (c !== undefined) visit(c, depth + 1);
+    }
+  };
+  for (const p of programs) {
+    if (p.parentProgramId === null || !byId.has(p.parentProgramId)) visit(p, 0);
   }
   return out;
 }

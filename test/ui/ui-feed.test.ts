@@ -28,6 +28,8 @@ function snapshotWith(used: number, kv: number | null): SchedulerSnapshot {
         backend: null,
         steps: 2,
         pausedSince: 0,
+        parentProgramId: null,
+        children: [],
       },
       {
         id: "p-active",
@@ -37,6 +39,8 @@ function snapshotWith(used: number, kv: number | null): SchedulerSnapshot {
         backend: "http://b0",
         steps: 1,
         pausedSince: null,
+        parentProgramId: null,
+        children: [],
       },
     ],
     queueLength: 1,
@@ -148,5 +152,54 @@ test("a held program shows its place in the queue, how long it waited and when i
       ["p-active", null],
     ],
     "waited by the page's clock, the bounds as time left",
+  );
+});
+
+test("sub-agents are listed under their parent, depth first, paused roots still first", () => {
+  const clock = createManualClock(10_000);
+  const program = (
+    id: string,
+    parent: string | null,
+    children: string[],
+    pausedSince: number | null,
+  ) => ({
+    id,
+    status: "ACTING",
+    state: pausedSince === null ? "ACTIVE" : "PAUSED",
+    totalTokens: 1,
+    backend: null,
+    steps: 1,
+    pausedSince,
+    parentProgramId: parent,
+    children,
+  });
+  const snapshot = {
+    mode: "tr",
+    backends: [],
+    queueLength: 0,
+    programs: [
+      program("lead", null, ["w1", "w2"], null),
+      program("w2", "lead", [], null),
+      program("other", null, [], 0), // paused: listed first
+      program("w1", "lead", ["h"], null),
+      program("h", "w1", [], null),
+    ],
+  } as unknown as SchedulerSnapshot;
+  const feed = createUiFeed({
+    clock,
+    snapshot: () => snapshot,
+    holds: () => [],
+    isDraining: () => false,
+  });
+  const f = feed.frame() as { programs: { id: string; depth: number; subagents: number }[] };
+  assert.deepEqual(
+    f.programs.map((p) => [p.id, p.depth, p.subagents]),
+    [
+      ["other", 0, 0],
+      ["lead", 0, 2],
+      ["w1", 1, 1],
+      ["h", 2, 0],
+      ["w2", 1, 0],
+    ],
   );
 });

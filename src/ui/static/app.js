@@ -124,7 +124,7 @@ function fmtBudget(left) {
 function renderPrograms(f) {
   $("#programs-note").textContent =
     f.programs.length < f.counts.programs
-      ? `(${f.programs.length} of ${f.counts.programs}, paused first)`
+      ? `(${f.programs.length} of ${f.counts.programs}, paused first, sub-agents under their parent)`
       : "";
   fill(
     $("#programs tbody"),
@@ -132,7 +132,15 @@ function renderPrograms(f) {
       el(
         "tr",
         { class: p.state === "PAUSED" ? "paused" : null, "data-program": p.id },
-        el("td", null, p.id),
+        el(
+          "td",
+          {
+            class: p.depth > 0 ? "subagent" : null,
+            style: p.depth > 0 ? `padding-left: ${p.depth * 1.2}em` : null,
+            title: p.subagents > 0 ? `${p.subagents} sub-agent(s) below` : null,
+          },
+          p.depth > 0 ? `↳ ${p.id}` : p.id,
+        ),
         el("td", null, p.tenant ?? ""),
         el("td", null, p.state.toLowerCase()),
         el("td", null, p.status.toLowerCase()),
