@@ -173,6 +173,23 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
     config.simBackends > 0
       ? await startSimBackends(config.simBackends, config.backendType, config.sim, logger, clock)
       : null;
+  try {
+    return assembleOn(config, options, logger, clock, sims);
+  } catch (err) {
+    // Nothing else runs yet (no tick, no socket): the simulated backends are all there is to
+    // stop, and the caller has no handle to stop them.
+    await sims?.close();
+    throw err;
+  }
+}
+
+function assembleOn(
+  config: RouterConfig,
+  options: CreateRouterOptions,
+  logger: Logger,
+  clock: Clock,
+  sims: Awaited<ReturnType<typeof startSimBackends>> | null,
+): Assembly {
   const backends = sims ? sims.urls : config.backends;
 
   const upstreams = createUpstreamPools({
@@ -389,9 +406,12 @@ async function assemble(config: RouterConfig, options: CreateRouterOptions): Pro
   async function firstTick(): Promise<void> {
     let giveUp = () => {};
     const bound = clock.setTimeout(() => giveUp(), config.pollTimeoutMs);
-    options.signal?.addEventListener("abort", () => giveUp(), { once: true });
+    const onAbort = () => giveUp();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
     await Promise.race([ticker.start(), new Promise<void>((resolve) => (giveUp = resolve))]);
     bound.cancel();
+    // A signal that outlives this router must not keep it alive through the listener.
+    options.signal?.removeEventListener("abort", onAbort);
   }
   function startRest(): void {
     void engineTicker?.start();

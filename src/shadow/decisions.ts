@@ -143,11 +143,9 @@ export function createDecisionRecorder(
     }
   }
 
-  function holdReason(requestId: string, programId: string | null): string {
-    const paused = programId !== null && pausedAt.has(programId);
-    const hold = source().scheduler.holdOf({ requestId });
-    const where = hold === null ? "" : `, #${hold.position} of ${hold.waitingPrograms}`;
-    return `${paused ? "program paused" : "waiting for room"}${where}`;
+  // Why, not where: its place in the queue would cost a walk of every held program per hold.
+  function holdReason(programId: string | null): string {
+    return programId !== null && pausedAt.has(programId) ? "program paused" : "waiting for room";
   }
 
   function flush(event: SchedulerEvent): void {
@@ -180,7 +178,7 @@ export function createDecisionRecorder(
         programId: event.programId,
         requestId: event.requestId,
         backend: null,
-        reason: holdReason(event.requestId, event.programId),
+        reason: holdReason(event.programId),
         waitedMs: null,
       });
     }

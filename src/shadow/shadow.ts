@@ -188,9 +188,14 @@ function zeroKinds(): Record<DecisionKind, number> {
   return Object.fromEntries(DECISION_KINDS.map((k) => [k, 0])) as Record<DecisionKind, number>;
 }
 
+/**
+ * Keeps at least the newest OBSERVATIONS_KEPT items. The oldest are dropped in one go once the
+ * list holds twice that many: a list nobody drains (no scraper) then costs O(1) per item, where
+ * dropping one at every push shifted the whole list each time.
+ */
 function pushBounded<T>(list: T[], item: T): void {
   list.push(item);
-  if (list.length > OBSERVATIONS_KEPT) list.splice(0, list.length - OBSERVATIONS_KEPT);
+  if (list.length >= 2 * OBSERVATIONS_KEPT) list.splice(0, list.length - OBSERVATIONS_KEPT);
 }
 
 export function createShadow(options: ShadowOptions): Shadow {

@@ -9,7 +9,7 @@ import type { ProgramPlan, Workload } from "./types.ts";
  * and draws by the program's launch index, so both drivers mark the same programs.
  */
 
-/** Seed stream of the draw (workload.ts uses 1–3, mix-workload.ts 4, class-mix.ts 5). */
+/** Seed stream of the draw (workload.ts uses 1–3 and 7, mix-workload.ts 4, class-mix.ts 5). */
 const STREAM_UNRELEASED = 6;
 
 /** Whether program `index` is never released, under `share` (0–1) and workload seed `seed`. */

@@ -12,7 +12,7 @@ import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 import { ConfigError, createRouter, type Router, resolveRouterConfig } from "maitred";
 import { createManualClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/util/logger.ts";
+import { type Logger, silentLogger } from "../../src/util/logger.ts";
 import { type FakeBackend, startFakeBackend } from "../integration/helpers/fake-backend.ts";
 
 let backend: FakeBackend;
@@ -154,4 +154,26 @@ test("bad settings reject with a ConfigError naming the setting as it was given"
   await rejects({ router: "fastest" }, /^router: /);
   await rejects({ schedulerIntervall: 5 }, /^schedulerIntervall: not a setting.*schedulerInterval/);
   await rejects({ logLevel: "warn", "log-level": "info" }, /^log-level: given twice/);
+});
+
+test("a router that fails while it is built leaves no simulated backend listening", async () => {
+  const urls: string[] = [];
+  const logger: Logger = {
+    debug() {},
+    info(msg, fields) {
+      if (msg === "sim-backend listening") urls.push(String(fields?.url));
+    },
+    warn() {},
+    error() {},
+    child: () => logger,
+  };
+  // The profile directory cannot be made under a file: the build fails after the backend ran.
+  await assert.rejects(
+    createRouter(
+      { backends: "sim:1", profile: true, profileDir: "/dev/null/profiles" },
+      { logger, clock: createManualClock(0) },
+    ),
+  );
+  assert.equal(urls.length, 1, "the simulated backend had started");
+  await assert.rejects(fetch(`${urls[0]}/health`), "it listens no more");
 });
