@@ -92,3 +92,28 @@ test("--final-grace 0 keeps a program after its final answer", async () => {
     await backend.close();
   }
 });
+
+test("a request after the release is answered as a new program and counted as came back", async () => {
+  const backend = await startFakeBackend({});
+  const router = await startTestRouter({ backends: backend.url });
+  try {
+    assert.equal(await ask(router.url, "p"), 200);
+    router.clock.advance(FINAL_GRACE_MS);
+    await router.waitUntil(() => router.loop.scheduler.program("p") === undefined);
+    // The late request: nothing is lost, the program starts again.
+    assert.equal(await ask(router.url, "p", TOOL_CALL), 200);
+    const again = await program(router.url, "p");
+    assert.equal(again.step_count, 1);
+    const metrics = await (await fetch(`${router.url}/metrics`)).text();
+    assert.match(metrics, /^maitred_likely_done_total\{outcome="released"\} 1$/m);
+    assert.match(metrics, /^maitred_likely_done_total\{outcome="came_back"\} 1$/m);
+    // It went on after a final answer once: such answers no longer end it.
+    assert.equal(await ask(router.url, "p"), 200);
+    router.clock.advance(2 * FINAL_GRACE_MS);
+    await router.ticker.runOnce();
+    assert.ok(await program(router.url, "p"));
+  } finally {
+    await router.close();
+    await backend.close();
+  }
+});
