@@ -34,7 +34,8 @@ test("every series the Grafana dashboard queries is one the router exports, with
 });
 
 test("/metrics keeps Prometheus's conventions as it grows: HELP on every family, counters end in _total, durations in _seconds, only bounded labels", async () => {
-  const router = await startTestRouter({ backends: "sim:1", priority: true });
+  // The shadow's series too: they exist only with --shadow.
+  const router = await startTestRouter({ backends: "sim:1", priority: true, shadow: true });
   try {
     const text = await (await fetch(`${router.url}/metrics`)).text();
     const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1], m[2]]));
@@ -49,6 +50,7 @@ test("/metrics keeps Prometheus's conventions as it grows: HELP on every family,
       "stage",
       "status",
       "state",
+      "end",
       "le",
     ]);
     assert.ok(types.size > 20);
