@@ -12,7 +12,7 @@ import {
   settingOf,
 } from "../config/setting.ts";
 import { settleBounds } from "../config/tail-preset.ts";
-import { duration, integer, listOf, listOfItems } from "../config/values.ts";
+import { boolean, duration, integer, listOf, listOfItems } from "../config/values.ts";
 import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
@@ -126,6 +126,12 @@ export const SIMULATE_SETTINGS = {
     schema: duration(),
   }),
   programs: COMMON_BENCH_SETTINGS.programs,
+  shadow: setting({
+    key: "shadow",
+    help: "beside each default run, a tr core hears the same events and engine samples and records what it would have done, as maitred serve --shadow (printed after the tables; shadow in the JSON)",
+    default: false,
+    schema: boolean(),
+  }),
   json: {
     ...REPORT_SETTINGS.json,
     help: "write the report as JSON ({runs: [...]}, series included)",
@@ -154,6 +160,8 @@ export interface SimulateOptions {
   seed: number;
   schedulerIntervalMs: number;
   knobs: TrKnobs;
+  /** `--shadow`: a tr shadow beside each `default` run. */
+  shadow: boolean;
   json?: string;
   svg?: string;
   html?: string;
@@ -210,6 +218,7 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
     seed: v.seed,
     schedulerIntervalMs,
     knobs,
+    shadow: v.shadow === true,
     json: v.json,
     svg: v.svg,
     html: v.html,

@@ -2,6 +2,7 @@ import { formatRunsTable } from "../bench/format-table.ts";
 import type { RunReport } from "../bench/report.ts";
 import type { SchedulerConfig, SchedulerCounters } from "../core/api.ts";
 import { PRIORITY_CLASSES } from "../core/priority/priority-classes.ts";
+import type { ShadowSummary } from "../shadow/shadow.ts";
 import type { BackendTruth, TruthSeries } from "./engine-truth.ts";
 import type { ClassTruth, PriorityTruth } from "./priority-truth.ts";
 
@@ -26,6 +27,8 @@ export interface SimulateRunReport extends RunReport {
   scheduler: SchedulerCounters;
   /** Tokens booked for programs between steps, mean over the window's ticks (engine-truth.ts). */
   acting_held_tokens_mean: number | null;
+  /** With `--shadow`, on a `default` run: what a tr core would have done (whole run). */
+  shadow?: SimulateShadow;
   /**
    * The longest wait so far of a request still parked in the core when the run ended (any
    * class; null when none was). `paused_ms` counts only steps that got their answer, so a
@@ -166,6 +169,25 @@ function waitBounds(c: SchedulerConfig | undefined): string {
   return `${ageing}, max pause ${c.maxPauseMs / 1000} s`;
 }
 
+/** A shadow's summary without its latest decisions. */
+export type SimulateShadow = Omit<ShadowSummary, "recent">;
+
+const secs = (ms: number | null) => (ms === null ? "-" : `${(ms / 1000).toFixed(1)} s`);
+
+/** What each `default` run's tr shadow would have done (`--shadow`); null without one. */
+function formatShadows(runs: readonly SimulateRunReport[]): string | null {
+  const lines: string[] = [];
+  for (const r of runs) {
+    const s = r.shadow;
+    if (s === undefined) continue;
+    const first = s.firstChange;
+    lines.push(
+      `tr shadow beside ${r.router} (C=${r.concurrency}), the whole run: ${s.held.held} requests held (p50 ${secs(s.held.durations.p50Ms)}, max ${secs(s.held.durations.maxMs)}), ${s.paused.pauses} pauses, ${s.decisions.mark} marks, ${s.decisions.lend} lends, ${s.seats.elsewhere} of ${s.seats.total} seats elsewhere; engines overflowing on ${s.engines.overflowTicks} of ${s.engines.ticks} ticks, ${s.engines.preemptions} preemptions; first traffic change ${first === null ? "none" : `at ${secs(first.at - s.since)} (${first.kind})`}`,
+    );
+  }
+  return lines.length === 0 ? null : lines.join("\n");
+}
+
 /** The bench table (with ratios to the first run), then engine truth and core counters. */
 export function formatSimulateTable(runs: readonly SimulateRunReport[]): string {
   if (runs.length === 0) return "(no runs)";
@@ -180,5 +202,6 @@ export function formatSimulateTable(runs: readonly SimulateRunReport[]): string 
   // The bench table labels its figures as wall-clock ones; here every time is virtual.
   const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
   const classes = formatPriorityTruth(runs);
-  return `${bench}\n\n${render(header, rows)}\n${setup}${classes === null ? "" : `\n\n${classes}`}`;
+  const shadows = formatShadows(runs);
+  return `${bench}\n\n${render(header, rows)}\n${setup}${classes === null ? "" : `\n\n${classes}`}${shadows === null ? "" : `\n\n${shadows}`}`;
 }

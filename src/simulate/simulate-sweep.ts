@@ -1,8 +1,9 @@
 import type { RunRecords } from "../bench/records.ts";
+import type { ShadowSummary } from "../shadow/shadow.ts";
 import type { Workload } from "../workload/types.ts";
 import { runSimulation, type SimRouter, type SimRunOptions } from "./run-simulation.ts";
 import type { SimulateOptions } from "./simulate-options.ts";
-import type { SimulateRunReport } from "./simulate-report.ts";
+import type { SimulateRunReport, SimulateShadow } from "./simulate-report.ts";
 
 /**
  * Every (concurrency, router) pair of a `maitred simulate` invocation, one fresh cluster
@@ -36,6 +37,8 @@ export function simRunOptions(
     schedulerIntervalMs: o.schedulerIntervalMs,
     knobs: o.knobs,
     engineSeed: o.seed,
+    // A tr shadow watches the plain router's runs (serve --shadow).
+    ...(o.shadow && router === "default" ? { shadow: {} } : {}),
   };
 }
 
@@ -48,10 +51,18 @@ export function simulateSweep(
   for (const concurrency of o.concurrency) {
     for (const router of o.routers) {
       hooks.onRunStart?.(router, concurrency);
-      const { report, records } = runSimulation(simRunOptions(o, router, concurrency, workload));
-      hooks.onRunEnd?.(report, records);
+      const run = runSimulation(simRunOptions(o, router, concurrency, workload));
+      const report: SimulateRunReport =
+        run.shadow === undefined ? run.report : { ...run.report, shadow: shadowReport(run.shadow) };
+      hooks.onRunEnd?.(report, run.records);
       reports.push(report);
     }
   }
   return reports;
+}
+
+/** The shadow's summary as the report keeps it: its latest decisions left out. */
+function shadowReport(s: ShadowSummary): SimulateShadow {
+  const { recent: _recent, ...rest } = s;
+  return rest;
 }
