@@ -5,13 +5,14 @@
  * monotonic per-class counters in `snapshot().priority`; room gauges are per backend and class
  * (both labels bounded: configured backends × four classes; never a program or tenant id).
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Gauge, Histogram, type Registry } from "prom-client";
 import {
   ADMISSION_OUTCOMES,
   PRIORITY_CLASSES,
   type PrioritySnapshot,
   type QueueWaitObservation,
 } from "../core/api.ts";
+import { type CountSeries, syncedCounter } from "./synced-counter.ts";
 
 export interface PriorityMetricsOptions {
   registers: Registry[];
@@ -38,25 +39,16 @@ export function createPriorityMetrics(options: PriorityMetricsOptions): Priority
     name: string,
     help: string,
     labelNames: string[],
-    values: (snap: PrioritySnapshot) => Array<[Record<string, string>, number]>,
+    values: (snap: PrioritySnapshot) => CountSeries,
   ) => {
-    const last = new Map<string, number>();
-    new Counter({
+    syncedCounter({
+      registers,
       name,
       help,
       labelNames,
-      registers,
-      collect() {
+      values: () => {
         const snap = current();
-        if (snap === undefined) return;
-        for (const [labels, value] of values(snap)) {
-          const key = JSON.stringify(labels);
-          const before = last.get(key);
-          // The first scrape creates every series, zeros included, so rates start at once.
-          if (before === undefined) this.inc(labels, Math.max(0, value));
-          else if (value > before) this.inc(labels, value - before);
-          last.set(key, Math.max(before ?? 0, value));
-        }
+        return snap === undefined ? undefined : values(snap);
       },
     });
   };

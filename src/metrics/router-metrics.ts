@@ -9,13 +9,13 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import {
   BUDGET_KINDS,
-  type BudgetKind,
   type QueueWaitObservation,
   type SchedulerCounters,
   type SchedulerSnapshot,
 } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createPriorityMetrics, type PriorityMetrics } from "./priority-metrics.ts";
+import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface RouterMetricsOptions {
   snapshot(): SchedulerSnapshot;
@@ -113,19 +113,8 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     });
   }
 
-  const counterFrom = (name: string, help: string, key: keyof SchedulerCounters) => {
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const value = current().counters[key];
-        if (value > last) this.inc(value - last);
-        last = Math.max(last, value);
-      },
-    });
-  };
+  const counterFrom = (name: string, help: string, key: keyof SchedulerCounters) =>
+    syncedCounter({ registers, name, help, values: () => single(current().counters[key]) });
   counterFrom("maitred_pauses_total", "Programs paused by the scheduler.", "pauses");
   counterFrom(
     "maitred_marks_total",
@@ -151,45 +140,28 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
   );
 
   // The likely-done rule's decisions, from the core's counters (src/core/likely-done.ts).
-  const likelyDone: [string, keyof SchedulerCounters][] = [
-    ["marked", "likelyDoneMarks"],
-    ["continued", "likelyDoneContinued"],
-    ["released", "likelyDoneReleases"],
-    ["came_back", "likelyDoneReturns"],
-  ];
-  const likelySeen = new Map<string, number>(likelyDone.map(([o]) => [o, 0]));
-  const likely = new Counter({
+  syncedCounter({
+    registers,
     name: "maitred_likely_done_total",
     help: "Programs whose answer ended with no tool call: marked likely done, continued within --final-grace, released when it ended, and released ones that came back (released too early).",
     labelNames: ["outcome"],
-    registers,
-    collect() {
+    values: () => {
       const c = current().counters;
-      for (const [outcome, key] of likelyDone) {
-        const seen = likelySeen.get(outcome) as number;
-        if (c[key] > seen) this.inc({ outcome }, c[key] - seen);
-        likelySeen.set(outcome, Math.max(seen, c[key]));
-      }
+      return [
+        [{ outcome: "marked" }, c.likelyDoneMarks],
+        [{ outcome: "continued" }, c.likelyDoneContinued],
+        [{ outcome: "released" }, c.likelyDoneReleases],
+        [{ outcome: "came_back" }, c.likelyDoneReturns],
+      ];
     },
   });
-  for (const [outcome] of likelyDone) likely.inc({ outcome }, 0);
-
-  const exhaustedSeen: Record<BudgetKind, number> = { steps: 0, tokens: 0, wall: 0 };
-  const exhausted = new Counter({
+  syncedCounter({
+    registers,
     name: "maitred_program_budgets_exhausted_total",
     help: "Programs ended because a request came past one of their budgets, by budget (steps, tokens, wall).",
     labelNames: ["kind"],
-    registers,
-    collect() {
-      const now = current().budgetsExhausted;
-      for (const kind of BUDGET_KINDS) {
-        if (now[kind] > exhaustedSeen[kind]) this.inc({ kind }, now[kind] - exhaustedSeen[kind]);
-        exhaustedSeen[kind] = Math.max(exhaustedSeen[kind], now[kind]);
-      }
-    },
+    values: () => byLabel("kind", BUDGET_KINDS, current().budgetsExhausted),
   });
-  // Every kind is listed from the start, so a rate over it is 0, not absent, until one ends.
-  for (const kind of BUDGET_KINDS) exhausted.inc({ kind }, 0);
 
   const pauseHist = new Histogram({
     name: "maitred_pause_duration_seconds",

@@ -6,8 +6,9 @@
  * histograms then. Labels are bounded: the decision kind and how a hold ended, never a program
  * or request id.
  */
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Gauge, Histogram, type Registry } from "prom-client";
 import { DECISION_KINDS, HOLD_ENDS, type Shadow } from "../shadow/shadow.ts";
+import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface ShadowMetricsOptions {
   registry: Registry;
@@ -22,37 +23,16 @@ export function createShadowMetrics(options: ShadowMetricsOptions): void {
   const registers = [options.registry];
 
   /** A Prometheus counter following one monotonic count of the shadow. */
-  const synced = (name: string, help: string, value: () => number) => {
-    let last = 0;
-    new Counter({
-      name,
-      help,
-      registers,
-      collect() {
-        const v = value();
-        if (v > last) this.inc(v - last);
-        last = Math.max(last, v);
-      },
-    });
-  };
+  const synced = (name: string, help: string, value: () => number) =>
+    syncedCounter({ registers, name, help, values: () => single(value()) });
 
-  const seen = new Map<string, number>(DECISION_KINDS.map((k) => [k, 0]));
-  const decisions = new Counter({
+  syncedCounter({
+    registers,
     name: "maitred_shadow_decisions_total",
     help: "Decisions the tr shadow would have made (never carried out), by kind: seat, hold, reject, preempt, pause, mark, resume, overdue_resume, forced_resume, idle_resume, lend.",
     labelNames: ["kind"],
-    registers,
-    collect() {
-      const now = shadow.counts().decisions;
-      for (const kind of DECISION_KINDS) {
-        const before = seen.get(kind) as number;
-        if (now[kind] > before) this.inc({ kind }, now[kind] - before);
-        seen.set(kind, Math.max(before, now[kind]));
-      }
-    },
+    values: () => byLabel("kind", DECISION_KINDS, shadow.counts().decisions),
   });
-  // Every kind from the first scrape, so a rate over it is 0, not absent.
-  for (const kind of DECISION_KINDS) decisions.inc({ kind }, 0);
 
   synced(
     "maitred_shadow_seats_elsewhere_total",
