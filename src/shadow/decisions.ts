@@ -12,7 +12,6 @@
  * and given out when the event is reported: by then the arriving request's program is known
  * and a held request is still waiting in the loop's table.
  */
-import type { HoldView } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
 import type { PendingRequest } from "../runtime/request-table.ts";
 import type { RunLoopHooks } from "../runtime/run-loop.ts";
@@ -53,7 +52,6 @@ export interface Decision {
 /** What the recorder reads of the loop it watches, once the event has been handled. */
 export interface DecisionSource {
   requests: { get(id: string): Pick<PendingRequest, "status"> | undefined };
-  scheduler: { holdOf(key: { requestId: string }): HoldView | null };
 }
 
 type Pending = Omit<Decision, "at">;

@@ -29,6 +29,7 @@ import type {
   CreateSchedulerOptions,
   Scheduler,
   SchedulerConfig,
+  SchedulerSnapshot,
 } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
@@ -368,19 +369,23 @@ export function createShadow(options: ShadowOptions): Shadow {
     onEvent: observe,
   };
 
-  /** The longest pause still going on, by the shadow core's own clock (ms). */
-  function longestPause(): number | null {
+  /** The shadow core's view now; null when it has none or it failed. */
+  function snapshot(): SchedulerSnapshot | null {
     try {
-      const snap = loop?.scheduler.snapshot();
-      if (snap === undefined) return null;
-      let longest: number | null = null;
-      for (const p of snap.programs)
-        if (p.pausedSince !== null) longest = Math.max(longest ?? 0, snap.now - p.pausedSince);
-      return longest;
+      return loop?.scheduler.snapshot() ?? null;
     } catch (err) {
       failed("snapshot", err);
       return null;
     }
+  }
+
+  /** The longest pause still going on, by the shadow core's own clock (ms). */
+  function longestPause(snap: SchedulerSnapshot | null): number | null {
+    if (snap === null) return null;
+    let longest: number | null = null;
+    for (const p of snap.programs)
+      if (p.pausedSince !== null) longest = Math.max(longest ?? 0, snap.now - p.pausedSince);
+    return longest;
   }
 
   function longestHold(now: number): number | null {
@@ -389,17 +394,11 @@ export function createShadow(options: ShadowOptions): Shadow {
     return longest;
   }
 
-  function gauges() {
-    try {
-      const snap = loop?.scheduler.snapshot();
-      return {
-        pausedPrograms: snap?.pausedPrograms ?? null,
-        heldRequests: snap?.queueLength ?? null,
-      };
-    } catch (err) {
-      failed("snapshot", err);
-      return { pausedPrograms: null, heldRequests: null };
-    }
+  function gauges(snap = snapshot()) {
+    return {
+      pausedPrograms: snap?.pausedPrograms ?? null,
+      heldRequests: snap?.queueLength ?? null,
+    };
   }
 
   return {
@@ -413,7 +412,8 @@ export function createShadow(options: ShadowOptions): Shadow {
       }
     },
     summary() {
-      const g = gauges();
+      const snap = snapshot();
+      const g = gauges(snap);
       const now = options.now();
       return {
         since,
@@ -424,7 +424,7 @@ export function createShadow(options: ShadowOptions): Shadow {
         firstChange,
         paused: {
           now: g.pausedPrograms,
-          longestNowMs: longestPause(),
+          longestNowMs: longestPause(snap),
           pauses,
           durations: pauseDurations.view(),
         },
@@ -447,7 +447,7 @@ export function createShadow(options: ShadowOptions): Shadow {
       errors,
       overflowTicks: evidence.view().overflowTicks,
     }),
-    gauges,
+    gauges: () => gauges(),
     drainHoldObservations() {
       const list = holdObservations;
       holdObservations = [];
