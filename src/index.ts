@@ -6,7 +6,6 @@
  * `maitred serve`, read as its YAML config file reads them: the same names, values, defaults
  * and `ConfigError`s. What this file exports is the package's whole API.
  */
-import { stringify } from "yaml";
 import { resolveRouterConfig } from "./config/load-config.ts";
 import { DEFAULT_CONFIG, ROUTER_SETTINGS, type RouterConfig } from "./config/router-config.ts";
 import { camel } from "./config/setting.ts";
@@ -76,11 +75,10 @@ function configOf(input: RouterInput, caller: string): RouterConfig {
   }
   // The settings go through the config file's layer, the one that reads structured values (a
   // list of backends, the priority section, the sim block) as well as text, so a setting given
-  // here means exactly what it means in a file; the file is this object written as YAML.
+  // here means exactly what it means in a file.
   try {
     return resolveRouterConfig({
-      configFile: `${caller} settings`,
-      readFile: () => stringify(doc),
+      document: { settings: doc, origin: `${caller} settings` },
       env: {},
     });
   } catch (err) {

@@ -27,6 +27,11 @@ export interface ConfigInputs {
   configFile?: string;
   /** File reader (tests inject one). */
   readFile?: (path: string) => string;
+  /**
+   * Settings already read, in place of a config file (the library's `createRouter`): the same
+   * layer, keys and values as the file's, named `origin` in errors.
+   */
+  document?: { settings: Record<string, unknown>; origin: string };
 }
 
 export { envTwin };
@@ -133,12 +138,19 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
 
   const configFile =
     (flags.config as string | undefined) ?? inputs.configFile ?? env.MAITRED_CONFIG;
-  if (configFile !== undefined && configFile !== "") {
-    const doc = readConfigFile(configFile, inputs.readFile ?? ((p) => readFileSync(p, "utf8")));
-    for (const [key, raw] of Object.entries(doc)) {
+  const file =
+    inputs.document ??
+    (configFile !== undefined && configFile !== ""
+      ? {
+          settings: readConfigFile(configFile, inputs.readFile ?? ((p) => readFileSync(p, "utf8"))),
+          origin: configFile,
+        }
+      : null);
+  if (file !== null) {
+    for (const [key, raw] of Object.entries(file.settings)) {
       const field = BY_KEY.get(key);
-      if (!field) throw unknownSetting(key, configFile);
-      apply(config, field, raw, configFile);
+      if (!field) throw unknownSetting(key, file.origin);
+      apply(config, field, raw, file.origin);
       given.set(key, 1);
     }
   }
@@ -158,7 +170,7 @@ export function resolveRouterConfig(inputs: ConfigInputs = {}): RouterConfig {
     given.set(field.key, 3);
   }
   settleBounds(config, given);
-  const [cross] = crossErrors(config, configFile ?? "the settings");
+  const [cross] = crossErrors(config, file?.origin ?? "the settings");
   if (cross !== undefined) throw cross;
   return config;
 }
