@@ -77,18 +77,6 @@ export interface RunLoop {
   addHooks(more: RunLoopHooks): void;
 }
 
-/**
- * Each loop under the scheduler it built and feeds, so that code holding only that scheduler
- * can reach the loop: the simulator's runtime builds its loop inside and hands out the
- * scheduler alone. Weak, so a loop lives no longer than its scheduler.
- */
-const loops = new WeakMap<Scheduler, RunLoop>();
-
-/** The run loop that feeds `scheduler`, when `createRunLoop` built it. */
-export function runLoopOf(scheduler: Scheduler): RunLoop | undefined {
-  return loops.get(scheduler);
-}
-
 type Action =
   | { op: "dispatch"; id: string; backendId: string; pausedMs: number }
   | { op: "reject"; id: string; error: MaitredError }
@@ -188,6 +176,5 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
       hooks = combineHooks(hooks, more);
     },
   };
-  loops.set(scheduler, loop);
   return loop;
 }

@@ -5,7 +5,6 @@ import type { Effects } from "../core/effects.ts";
 import { createEngine, type SimulatedEngine } from "../engine/engine.ts";
 import { engineConfigFromProfile } from "../engine/timing.ts";
 import { createEventKernel, type TimerHandle } from "../engine/virtual-driver.ts";
-import { runLoopOf } from "../runtime/run-loop.ts";
 import { createDecisionRecorder, type Decision } from "../shadow/decisions.ts";
 import {
   createShadow,
@@ -247,19 +246,14 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
   return { report, records, ...(shadow === null ? {} : { shadow: shadow.summary() }) };
 }
 
-/**
- * The observers of the router's run loop: the recorder of its own decisions and the shadow.
- * The simulator's runtime builds its loop inside and hands out only the core it feeds, so the
- * loop is reached through that core (`runLoopOf`).
- */
+/** The observers of the router's run loop: the recorder of its own decisions and the shadow. */
 function attachObservers(
   o: SimRunOptions,
   runtime: ReturnType<typeof createSimRuntime>,
   config: SchedulerConfig,
 ): Shadow | null {
   if (o.onDecision === undefined && o.shadow === undefined) return null;
-  const loop = runLoopOf(runtime.scheduler);
-  if (loop === undefined) throw new Error("the simulator's core has no run loop to observe");
+  const { loop } = runtime;
   if (o.onDecision !== undefined) loop.addHooks(createDecisionRecorder(() => loop, o.onDecision));
   if (o.shadow === undefined) return null;
   const shadow = createShadow({

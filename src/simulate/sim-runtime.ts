@@ -8,7 +8,7 @@ import type { RequestOutput } from "../engine/types.ts";
 import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
 import { Errors, MaitredError } from "../errors.ts";
 import { createRequestFlow, type RequestFlow } from "../runtime/request-flow.ts";
-import { createRunLoop } from "../runtime/run-loop.ts";
+import { createRunLoop, type RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
 import { metricsSample } from "./engine-probe.ts";
 import type { RequestResult, SimRequest } from "./sim-request.ts";
@@ -44,6 +44,8 @@ export interface SimBackend {
 export interface SimRuntime {
   readonly kernel: EventKernel;
   readonly scheduler: Scheduler;
+  /** The run loop that feeds the core (observers add their hooks to it: the shadow). */
+  readonly loop: RunLoop;
   readonly backends: readonly SimBackend[];
   nowMs(): number;
   /** A program sends a request (`request_arrived`). */
@@ -203,6 +205,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
   return {
     kernel,
     scheduler,
+    loop,
     backends,
     nowMs,
     submit(request) {

@@ -4,12 +4,7 @@ import fc from "fast-check";
 import type { BackendSpec, CreateSchedulerOptions, Scheduler } from "../../src/core/api.ts";
 import type { BackendMetricsSample, SchedulerEvent } from "../../src/core/events.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
-import {
-  combineHooks,
-  createRunLoop,
-  type RunLoopHooks,
-  runLoopOf,
-} from "../../src/runtime/run-loop.ts";
+import { combineHooks, createRunLoop, type RunLoopHooks } from "../../src/runtime/run-loop.ts";
 import { createEvidenceRecorder } from "../../src/shadow/engine-evidence.ts";
 import { createShadow, type Shadow } from "../../src/shadow/shadow.ts";
 import { type Logger, silentLogger } from "../../src/util/logger.ts";
@@ -330,7 +325,7 @@ test("a shadow whose core cannot be built watches nothing and the router is not 
   assert.deepEqual(shadow.gauges(), { pausedPrograms: null, heldRequests: null });
 });
 
-test("a loop is found from the core it feeds, and hooks added later hear every event after its own", () => {
+test("hooks added to a loop later hear every event after its own", () => {
   const heard: string[] = [];
   const loop = createRunLoop({
     logger: silentLogger,
@@ -338,7 +333,6 @@ test("a loop is found from the core it feeds, and hooks added later hear every e
     createScheduler: (fx) =>
       createScheduler({ config: DEFAULT_SCHEDULER_CONFIG, backends: BACKENDS, effects: fx }),
   });
-  assert.equal(runLoopOf(loop.scheduler), loop);
   loop.send({ kind: "tick", now: 1, metrics: {} });
   loop.addHooks({ onEvent: (e) => heard.push(`added ${e.kind}`) });
   loop.send({ kind: "shutdown", now: 2 });

@@ -5,6 +5,7 @@ import { FAILURE_BACKOFF_MS } from "../../src/bench/retry-policy.ts";
 import type { Scheduler } from "../../src/core/api.ts";
 import { createEventKernel } from "../../src/engine/virtual-driver.ts";
 import { Errors, type MaitredError } from "../../src/errors.ts";
+import type { RunLoop } from "../../src/runtime/run-loop.ts";
 import { startProgramLoop } from "../../src/simulate/program-loop.ts";
 import type { SimRequest, SimRuntime } from "../../src/simulate/sim-runtime.ts";
 import { scaleToolTimes } from "../../src/workload/tool-time-scale.ts";
@@ -36,6 +37,7 @@ function fakeRuntime(decide: (r: SimRequest) => MaitredError | null) {
   const runtime: SimRuntime = {
     kernel,
     scheduler: {} as Scheduler,
+    loop: {} as RunLoop,
     backends: [],
     nowMs: () => kernel.now * 1000,
     submit(r) {

@@ -6,6 +6,7 @@ import { createEngine } from "../../src/engine/engine.ts";
 import { engineConfigFromProfile } from "../../src/engine/timing.ts";
 import { createEventKernel } from "../../src/engine/virtual-driver.ts";
 import { Errors, type MaitredError } from "../../src/errors.ts";
+import type { RunLoop } from "../../src/runtime/run-loop.ts";
 import { startProgramLoop } from "../../src/simulate/program-loop.ts";
 import {
   createSimRuntime,
@@ -37,6 +38,7 @@ function fakeRuntime(decide: (r: SimRequest) => MaitredError | null = () => null
   const runtime: SimRuntime = {
     kernel,
     scheduler: {} as Scheduler,
+    loop: {} as RunLoop,
     backends: [],
     nowMs: () => kernel.now * 1000,
     submit(r) {
