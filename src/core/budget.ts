@@ -6,7 +6,7 @@ import {
   LIMIT_OF,
   lowerBudget,
 } from "./budget-rules.ts";
-import { ENDED_ID_TTL_MS, endedRecently, rememberEnded } from "./ended-ids.ts";
+import { endedRecently, rememberEnded } from "./ended-ids.ts";
 import type { ProgramBudget } from "./events.ts";
 import type { EndedId, ProgramRecord, RequestRecord } from "./records.ts";
 import { releaseProgram } from "./release.ts";
@@ -19,13 +19,6 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * in a loop stops costing room however its framework counts steps. A program keeps the lowest
  * budget it was ever given: leaving the budget out of a later request never raises it.
  */
-
-/**
- * How long the id of a program ended by its budget stays refused: long enough that a client
- * retrying the refusal, or a loop carrying on past it, is not handed a fresh program with a
- * fresh budget; an id reused after that is a new program.
- */
-export const EXHAUSTED_ID_TTL_MS = ENDED_ID_TTL_MS;
 
 /** What a budget has used so far: a live program's, or one carried across its end. */
 interface Used {

@@ -6,16 +6,9 @@
  * booked and as the engine reports it). One frame is a plain JSON object; ui-routes.ts sends
  * it over SSE.
  */
-import {
-  BUDGET_KINDS,
-  type BudgetKind,
-  type BudgetView,
-  type HoldView,
-  type ProgramView,
-  type SchedulerSnapshot,
-} from "../core/api.ts";
+import type { HoldView, ProgramView, SchedulerSnapshot } from "../core/api.ts";
 import type { SchedulerEvent } from "../core/events.ts";
-import { holdTimes, shadowDecisionJson } from "../proxy/admin-views.ts";
+import { budgetJson, holdTimes, shadowDecisionJson } from "../proxy/admin-views.ts";
 import { splitProgramKey } from "../proxy/program-scope.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { RunLoopHooks } from "../runtime/run-loop.ts";
@@ -229,7 +222,7 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
             pausedForMs: p.pausedSince === null ? null : now - p.pausedSince,
             hold: held.has(p.id) ? uiHold(held.get(p.id) as HoldView, now) : null,
             class: p.priorityClass ?? null,
-            budgetLeft: budgetLeft(p.budget),
+            budget: budgetJson(p.budget),
           };
         }),
         classes:
@@ -247,17 +240,6 @@ export function createUiFeed(o: UiFeedOptions): UiFeed {
       };
     },
   };
-}
-
-/** What is left of each budget a program has (wall in ms); null when it has none. */
-function budgetLeft(b: BudgetView | undefined): Partial<Record<BudgetKind, number>> | null {
-  if (b === undefined) return null;
-  const out: Partial<Record<BudgetKind, number>> = {};
-  for (const kind of BUDGET_KINDS) {
-    const u = b[kind];
-    if (u !== undefined) out[kind] = Math.max(0, u.limit - u.used);
-  }
-  return out;
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ProgramBudget } from "../../src/core/api.ts";
-import { EXHAUSTED_ID_TTL_MS } from "../../src/core/budget.ts";
+import { ENDED_ID_TTL_MS } from "../../src/core/ended-ids.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
 import { createHarness } from "./harness.ts";
 
@@ -58,7 +58,7 @@ test("an id ended by its budget stays refused for a while, then names a new prog
   h.arrive("r2", "P", 100);
   assert.equal(h.rejectOf("r2")?.error.code, "program_budget_exceeded");
   // A retry of the refusal, or a loop that carries on without the header, gets no fresh budget.
-  h.advance(EXHAUSTED_ID_TTL_MS - 1);
+  h.advance(ENDED_ID_TTL_MS - 1);
   h.arrive("r3", "P", 100);
   assert.equal(h.rejectOf("r3")?.error.code, "program_budget_exceeded");
   assert.match(h.rejectOf("r3")?.error.message ?? "", /ended by its steps budget/);

@@ -111,13 +111,13 @@ function renderClasses(f) {
   );
 }
 
-/** What is left of a program's budgets: "12 steps · 1,200,000 tok · 25m 0s". */
-function fmtBudget(left) {
-  if (left === null) return "";
+/** What is left of a program's budgets (as /programs shows them): "12 steps · 1,200,000 tok · 25m 0s". */
+function fmtBudget(budget) {
+  if (budget === null) return "";
   const parts = [];
-  if (left.steps !== undefined) parts.push(`${fmtInt(left.steps)} steps`);
-  if (left.tokens !== undefined) parts.push(`${fmtInt(left.tokens)} tok`);
-  if (left.wall !== undefined) parts.push(fmtSecs(left.wall));
+  if (budget.steps) parts.push(`${fmtInt(budget.steps.left)} steps`);
+  if (budget.tokens) parts.push(`${fmtInt(budget.tokens.left)} tok`);
+  if (budget.wall_ms) parts.push(fmtSecs(budget.wall_ms.left));
   return parts.join(" · ");
 }
 
@@ -150,7 +150,7 @@ function renderPrograms(f) {
         el("td", { class: "num" }, fmtSecs(p.pausedForMs)),
         el("td", { class: "hold" }, fmtHold(p.hold)),
         el("td", null, p.class ?? ""),
-        el("td", { class: "num" }, fmtBudget(p.budgetLeft)),
+        el("td", { class: "num" }, fmtBudget(p.budget)),
       ),
     ),
   );
