@@ -177,9 +177,16 @@ export interface BackendView {
   /** Failed polls/forwards in a row (reset by a successful poll or response). */
   consecutiveFailures: number;
   capacityTokens: number | null;
+  /**
+   * What admission bounds the backend by (pause-price.ts): its GPU's KV, or where a pause
+   * costs a transfer from its host tier, what GPU and tier hold together. null while unknown.
+   */
+  admissionCapacityTokens: number | null;
+  /** What a pause costs there now: a re-prefill, or a transfer from its host KV tier. */
+  pausePrice: "prefill" | "transfer";
   /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
-  /** capacity − usedTokens (null while the capacity is unknown). */
+  /** admission capacity − usedTokens (null while the capacity is unknown). */
   beliefRoomTokens: number | null;
   /**
    * The room admission reads: the belief corrected by the engine's truth (room.ts). null while
