@@ -1,5 +1,4 @@
-import type { BackendBook, RequestRecord } from "./records.ts";
-import { TIER_ROTATION_MS } from "./scheduler-constants.ts";
+import type { BackendBook } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -18,7 +17,7 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *      programs. There the bound is what GPU and tier hold together (`admissionCapacity`),
  *      the engine's queue within that set is its rotation rather than a sign of a full backend
  *      (room.ts), and a request held there waits at most the rotation bound before room is made
- *      for it (`overdueBoundOf`).
+ *      for it (wait-bounds.ts).
  *
  * The tier's size is what the engine reports (SGLang's host tokens; vLLM's GiB over the KV
  * bytes per token) or what the operator gives; a size that is not known is never assumed.
@@ -72,25 +71,4 @@ export function admissionCapacity(b: BackendBook): number | null {
 /** A pause from `b` costs a transfer, so a wait there may rotate (healthy backends only). */
 export function pauseIsTransfer(b: BackendBook | undefined): boolean {
   return b !== undefined && b.healthy && pausePriceOf(b) === "transfer";
-}
-
-/**
- * How long a parked request waits before room is made for it: its class's bound, or the
- * rotation bound when its program waits to come back to a backend where a pause costs a
- * transfer (a large program there need not wait for smaller ones until the ageing bound:
- * bringing its context back is cheap, so it takes its turn).
- */
-export function overdueBoundOf(state: SchedulerState, r: RequestRecord): number {
-  const bound = state.rules.overdueAfterMs(r.cls);
-  const origin = r.program?.originBackend ?? null;
-  if (origin === null || !pauseIsTransfer(state.backendById.get(origin))) return bound;
-  return Math.min(bound, TIER_ROTATION_MS);
-}
-
-/** The shortest bound any parked request of a class with `classBound` may have now. */
-export function shortestOverdueBound(state: SchedulerState, classBound: number): number {
-  for (const b of state.backends) {
-    if (pauseIsTransfer(b)) return Math.min(classBound, TIER_ROTATION_MS);
-  }
-  return classBound;
 }

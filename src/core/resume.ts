@@ -2,7 +2,7 @@ import { deadlineOf } from "./deadline.ts";
 import { seatNeed } from "./headroom.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
-import { overdueBoundOf, pauseIsTransfer, shortestOverdueBound } from "./pause-price.ts";
+import { pauseIsTransfer } from "./pause-price.ts";
 import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
@@ -13,6 +13,7 @@ import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { markedRoom, roomAfterFreeing, roomOn } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 import { parentBackendOf } from "./tree.ts";
+import { overdueBoundOf, shortestOverdueBound } from "./wait-bounds.ts";
 
 type Rooms = (number | null)[];
 

@@ -1,12 +1,12 @@
 import { Errors, type MaitredError } from "../errors.ts";
 import { deadlineOf } from "./deadline.ts";
 import { likelyDoneDeadline } from "./likely-done.ts";
-import { overdueBoundOf, shortestOverdueBound } from "./pause-price.ts";
 import { priorityDeadline } from "./priority/priority-timeouts.ts";
 import { firstOf, unpark } from "./queue.ts";
 import type { RequestRecord } from "./records.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
+import { overdueBoundOf, shortestOverdueBound } from "./wait-bounds.ts";
 
 /**
  * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so
@@ -77,7 +77,7 @@ export function nextDeadline(state: SchedulerState): number | null {
       const at = head.parkedAt as number;
       const due = deadlineOf(at, maxPause);
       if (due > state.now) next = Math.min(next, due);
-      // Room is made at each request's own bound (pause-price.ts): oldest first, the first
+      // Room is made at each request's own bound (wait-bounds.ts): oldest first, the first
       // one not yet due under the shortest bound ends the search.
       const shortest = shortestOverdueBound(state, rules.overdueAfterMs(cls));
       for (const r of rules.parked(cls)) {
