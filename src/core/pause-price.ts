@@ -1,17 +1,20 @@
 import type { BackendBook } from "./records.ts";
+import { HOST_TIER_OVERCOMMIT } from "./scheduler-constants.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The price of a pause: what it costs to take a program's context off a backend now and bring
  * it back there later, read once per tick from what the engine reports and the books hold.
  *
- *   1. "prefill": the engine keeps no host tier, does not say how large it is, or the contexts
- *      of the programs on the backend and paused from it have outgrown it. A paused context is
+ *   1. "prefill": the engine keeps no host tier, does not say how large it is, keeps one no
+ *      larger than the GPU's KV, or the contexts of the programs on the backend and paused from
+ *      it are more than HOST_TIER_OVERCOMMIT times what the tier holds. A paused context is
  *      lost to the engine's LRU and computed again on return, so holding a program at its tool
  *      boundary saves the engine from thrashing: the GPU's KV is the admission bound, and the
  *      rest of the core (room, pauses, resumes, ageing) works as on any engine.
  *   2. "transfer": the engine keeps the KV it evicts in host memory (vLLM's offloading, LMCache,
- *      SGLang's hierarchical cache) and that tier holds every such context. A context pushed
+ *      SGLang's hierarchical cache) and that tier holds those contexts, or all but a part its
+ *      LRU loses and the engine computes again. A context pushed
  *      off the GPU comes back over the host link at tens of GB/s, a fraction of a second even
  *      for a long one, so the engine's own preemption and reloads already time-slice the
  *      programs. There the bound is what GPU and tier hold together (`admissionCapacity`),
@@ -21,8 +24,8 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *
  * The tier's size is what the engine reports (SGLang's host tokens; vLLM's GiB over the KV
  * bytes per token) or what the operator gives; a size that is not known is never assumed.
- * A backend whose contexts the tier holds is priced by transfer until they outgrow it, then
- * by prefill until they fit again (programs end, or are paused elsewhere).
+ * A backend is priced by prefill while its contexts are past that share of the tier, and by
+ * transfer again once they are back within it (programs end, or are resumed elsewhere).
  */
 export function refreshPausedFrom(state: SchedulerState): void {
   let anyTier = false;
@@ -44,9 +47,10 @@ export function refreshPausedFrom(state: SchedulerState): void {
  */
 export function pausePriceOf(b: BackendBook): "prefill" | "transfer" {
   const host = hostTierTokens(b);
-  if (host === null || b.capacity === null) return "prefill";
+  // A tier no larger than the GPU's KV holds nothing the GPU does not (write-through).
+  if (host === null || b.capacity === null || host <= b.capacity) return "prefill";
   const onIt = b.reasoningTokens + b.actingTokens + b.lentTokens + b.anonymousTokens;
-  return onIt + b.pausedFromTokens <= host ? "transfer" : "prefill";
+  return onIt + b.pausedFromTokens <= HOST_TIER_OVERCOMMIT * host ? "transfer" : "prefill";
 }
 
 /** Tokens the engine's host KV tier holds, when it says it keeps one and its size is known. */

@@ -125,6 +125,16 @@ export const TOOL_EMA_WEIGHT = 0.25;
  */
 export const TIER_ROTATION_MS = 30_000;
 /**
+ * How far the contexts on a backend and paused from it may outgrow its host KV tier while a
+ * pause there is still priced as a transfer (pause-price.ts): the tier then loses a part of
+ * them to its LRU, and the engine computes that part again, but pausing down to the GPU's KV
+ * would lose far more. DeepSeek trace, 2 × 26,000 blocks, seed 7, tr: a fixed batch of 256
+ * programs (128 at a time) with 200 GiB per engine took 5,837 s at 1.0 (the default router
+ * 5,219 s) and 5,238 s at 1.5; an hour at 128 programs gave 233.0 / 233.6 steps/min at 200
+ * GiB and 201.6 / 202.1 at 100 GiB (1.25: 202.6), where the contexts are about twice the tier.
+ */
+export const HOST_TIER_OVERCOMMIT = 1.5;
+/**
  * How long a new program's first request may wait for room before room is made for it
  * (wait-bounds.ts), oldest first (ms). A fixed batch of 256 DeepSeek-trace programs, 128 at a
  * time, on 2 × 26,000 blocks without a host tier (seed 7): the spread of the programs' first

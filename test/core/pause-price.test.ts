@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { BackendMetricsSample } from "../../src/core/events.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
-import { TIER_ROTATION_MS } from "../../src/core/scheduler-constants.ts";
+import { HOST_TIER_OVERCOMMIT, TIER_ROTATION_MS } from "../../src/core/scheduler-constants.ts";
 import { createHarness, sample } from "./harness.ts";
 
 // The price of a pause (src/core/pause-price.ts), on the shipped defaults: where the engine's
@@ -38,7 +38,8 @@ test("where the host tier holds every context, admission runs past the GPU's KV 
 });
 
 test("without a tier of known size, or with contexts the tier cannot hold, the GPU bounds admission", () => {
-  for (const extra of [{}, tier(), tier(1500)]) {
+  // No tier, one of unknown size, and one no larger than the GPU (it holds nothing more).
+  for (const extra of [{}, tier(), tier(GPU)]) {
     const h = twoInToolCalls(extra);
     const why = JSON.stringify(extra);
     assert.equal(h.backend("b0").pausePrice, "prefill", why);
@@ -61,22 +62,25 @@ test("an engine that queues is full where a pause costs a prefill, rotating wher
   }
 });
 
-test("a pause costs a prefill again once the contexts on the backend outgrow its tier", () => {
+test("a pause costs a prefill again once the contexts outgrow the tier by more than the overcommit", () => {
   const h = twoInToolCalls(tier(2500)); // 1700 of 2500
   assert.equal(h.backend("b0").pausePrice, "transfer");
-  h.turn("b2", "B", 1900); // 800 + 1900 > 2500
+  h.turn("b2", "B", 2900); // 3700: past the tier, within 1.5 × it
+  assert.equal(h.backend("b0").pausePrice, "transfer", "the LRU loses a part, not all");
+  assert.ok(HOST_TIER_OVERCOMMIT * 2500 < 800 + 3100);
+  h.turn("b3", "B", 3100); // 3900 > 1.5 × 2500
   assert.equal(h.backend("b0").pausePrice, "prefill");
   assert.equal(h.backend("b0").admissionCapacityTokens, GPU);
 });
 
 test("the contexts a tier must hold include those of the programs paused from it", () => {
   for (const [hostKvTokens, price] of [
-    [1000, "prefill"], // A's 800 fit, A's and P's 1400 do not
-    [1400, "transfer"],
+    [1150, "prefill"], // 1.5 × 1150 holds A's 1000, not A's and P's 1900
+    [1300, "transfer"],
   ] as const) {
-    const h = createHarness({ backends: ["b0"], capacity: GPU, config: SHIPPED });
-    h.turn("p1", "P", 600);
-    h.turn("a1", "A", 800);
+    const h = createHarness({ backends: ["b0"], capacity: 2 * GPU, config: SHIPPED });
+    h.turn("p1", "P", 900);
+    h.turn("a1", "A", 1000);
     h.tick({ b0: sample(1100) }); // a smaller GPU: P, the smaller, is paused
     assert.equal(h.program("P")?.state, "PAUSED");
     h.tick({ b0: sample(1100, tier(hostKvTokens)) });
