@@ -74,5 +74,5 @@ export function admissionCapacity(b: BackendBook): number | null {
 
 /** A pause from `b` costs a transfer, so a wait there may rotate (healthy backends only). */
 export function pauseIsTransfer(b: BackendBook | undefined): boolean {
-  return b !== undefined && b.healthy && pausePriceOf(b) === "transfer";
+  return b?.healthy === true && pausePriceOf(b) === "transfer";
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createHarness, sample } from "./harness.ts";
+import { createHarness } from "./harness.ts";
 
 // Lending (src/core/lending.ts) with the shipped rule: hold idle room for 1× the expected
 // tool time, at most 30 s; a program expected to take longer lends at once. Flat buffer 100.
