@@ -237,6 +237,50 @@ export function errorBodyJson(err: unknown, style: ErrorCodeStyle = "name"): str
 }
 
 /**
+ * The API whose error envelope a route answers in: OpenAI's for every route but the Anthropic
+ * Messages API's (`/v1/messages…`), whose SDKs read `{"type":"error","error":{"type","message"}}`.
+ */
+export type Envelope = "openai" | "anthropic";
+
+export function envelopeOfPath(path: string): Envelope {
+  return path === "/v1/messages" || path.startsWith("/v1/messages/") ? "anthropic" : "openai";
+}
+
+/** Anthropic's error `type` per status (the names its API and SDKs use). */
+export function anthropicErrorType(status: number): string {
+  if (status === 400) return "invalid_request_error";
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 413) return "request_too_large";
+  if (status === 429) return "rate_limit_error";
+  if (status === 503 || status === 529) return "overloaded_error";
+  if (status === 504) return "timeout_error";
+  return status >= 500 ? "api_error" : "invalid_request_error";
+}
+
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: string; message: string };
+}
+
+/** An error as the Anthropic envelope: the same error, status and headers, in that API's words. */
+export function toAnthropicErrorBody(res: ErrorResponse): AnthropicErrorBody {
+  return {
+    type: "error",
+    error: { type: anthropicErrorType(res.status), message: res.body.error.message },
+  };
+}
+
+/** The error's body in the route's envelope. */
+export function envelopeBody(
+  res: ErrorResponse,
+  envelope: Envelope,
+): ErrorBody | AnthropicErrorBody {
+  return envelope === "anthropic" ? toAnthropicErrorBody(res) : res.body;
+}
+
+/**
  * Bad configuration (a flag, an environment twin or a config-file field). The CLI prints one
  * line naming the field and exits with code 2; it never becomes an HTTP response.
  */
