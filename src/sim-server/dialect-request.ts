@@ -90,6 +90,17 @@ function messagesToChat(body: Obj): Obj[] {
   return out;
 }
 
+/**
+ * vLLM's sampling extensions (`ignore_eos`, `min_tokens`), which its requests of every API
+ * accept beside the API's own fields: a driver that fixes each answer's length sends them.
+ */
+function samplingExtras(body: Obj): Obj {
+  const out: Obj = {};
+  if (body.ignore_eos !== undefined) out.ignore_eos = body.ignore_eos;
+  if (body.min_tokens !== undefined) out.min_tokens = body.min_tokens;
+  return out;
+}
+
 /** The chat body of a Messages request. */
 export function messagesAsChat(body: Obj): Obj {
   if (typeof body.max_tokens !== "number" || !Number.isInteger(body.max_tokens))
@@ -99,6 +110,7 @@ export function messagesAsChat(body: Obj): Obj {
     model: body.model,
     messages: messagesToChat(body),
     max_tokens: body.max_tokens,
+    ...samplingExtras(body),
     stream: body.stream === true,
     ...(tools && { tools, tool_choice: messagesToolChoice(body.tool_choice) ?? "auto" }),
   };
@@ -144,6 +156,7 @@ export function responsesAsChat(body: Obj, history: Obj[]): Obj {
     model: body.model,
     messages,
     ...(typeof max === "number" && { max_tokens: max }),
+    ...samplingExtras(body),
     stream: body.stream === true,
     ...(tools && { tools, tool_choice: responsesToolChoice(body.tool_choice) ?? "auto" }),
   };
