@@ -35,6 +35,13 @@ const ANTHROPIC_STATUS: Record<string, number> = {
   overloaded_error: 529,
 };
 
+/**
+ * A text or tool-input delta written compactly (`index`, then the delta's `type` and its one
+ * string): its block, which string grows, and that string's JSON.
+ */
+const TEXT_DELTA =
+  /^\{"type":"content_block_delta","index":(\d+),"delta":\{"type":"(?:text_delta|input_json_delta)","(text|partial_json)":("(?:[^"\\]|\\.)*")\}\}$/;
+
 export interface AgentRebuilder extends CompletionRebuilder {
   readonly responseId: string | null;
 }
@@ -92,7 +99,25 @@ export function createAgentRebuilder(
   };
 
   const onEvent = (name: string, data: string) => {
-    if (isDelta(api, name)) contentEvents++;
+    if (isDelta(api, name)) {
+      contentEvents++;
+      // A response's deltas are in its last event whole: nothing to read in them.
+      if (api === "responses") return;
+      // A token's delta as vLLM and Anthropic write it: only its string is decoded.
+      const m = TEXT_DELTA.exec(data);
+      if (m !== null) {
+        const block = blocks[Number(m[1])];
+        try {
+          const piece = JSON.parse(m[3]) as string;
+          if (block === undefined) return;
+          if (m[2] === "text") block.text = `${block.text ?? ""}${piece}`;
+          else partial[Number(m[1])] += piece;
+          return;
+        } catch {
+          // not one JSON string after all: read whole below
+        }
+      }
+    }
     const doc = eventDoc(data);
     if (doc === undefined) return;
     turn.event(name, doc);
