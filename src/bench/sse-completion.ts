@@ -47,6 +47,16 @@ export interface SseCompletionReader {
   result(): StreamedCompletion | null;
 }
 
+/** The agent APIs' named events the reader reads (besides the Responses token deltas). */
+const READ_EVENTS = new Set([
+  "message_start",
+  "content_block_delta",
+  "message_delta",
+  "response.completed",
+  "response.incomplete",
+  "error",
+]);
+
 /** What starts maitred's comments, after the `:` and the space the SSE format drops. */
 const NOTE_PREFIX = "maitred ";
 
@@ -153,7 +163,17 @@ export function createSseCompletionReader(onFirstToken: () => void): SseCompleti
     usage = usageCounts(asObj(event.usage)) ?? usage; // 2
   };
   const parser = createParser({
-    onEvent: (event) => onData(event.data.trim()),
+    onEvent: (event) => {
+      // A named event of the agent APIs that carries none of the above is not parsed
+      // (Responses' `response.created` echoes the whole request).
+      if (
+        event.event !== undefined &&
+        !READ_EVENTS.has(event.event) &&
+        !event.event.endsWith(".delta")
+      )
+        return;
+      onData(event.data.trim());
+    },
     onComment: (comment) => {
       routerNote = parseRouterNote(comment) ?? routerNote;
     },

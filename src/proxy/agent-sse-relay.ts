@@ -24,6 +24,17 @@ export interface AgentSseRelay extends SseRelay {
 /** An event larger than this without a boundary is passed on unparsed (not SSE as we know it). */
 const MAX_CARRY_BYTES = 1 << 20;
 
+/** The events agent-turn.ts reads; the others pass unread. */
+const MESSAGES_READ = new Set(["message_start", "content_block_start", "message_delta"]);
+const RESPONSES_READ = new Set([
+  "response.created",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+]);
+/** The response's id at the head of `response.created`'s response object. */
+const RESPONSE_ID = /"response":\s*\{\s*"id":\s*"([^"\\]+)"/;
+
 const EVENT = Buffer.from("event:");
 const DATA = Buffer.from("data:");
 const CONTENT_BLOCK_DELTA = Buffer.from("content_block_delta");
@@ -66,8 +77,18 @@ export function createAgentSseRelay(
       ? b - a === CONTENT_BLOCK_DELTA.length && startsWith(buf, a, b, CONTENT_BLOCK_DELTA)
       : startsWith(buf, a, b, RESPONSE_DOT) && startsWith(buf, b - DOT_DELTA.length, b, DOT_DELTA);
 
-  /** A non-token event: parse its data and tell the turn. */
+  const wanted = api === "messages" ? MESSAGES_READ : RESPONSES_READ;
+
+  /** A non-token event the turn reads (or one not named): parse its data and tell the turn. */
   const read = (name: string | null, data: string) => {
+    // `response.created` echoes the request (instructions, tools): its id is all we need.
+    if (name === "response.created") {
+      const m = RESPONSE_ID.exec(data);
+      if (m !== null) {
+        turn.event(name, { response: { id: m[1] } });
+        return;
+      }
+    }
     const doc = eventDoc(data);
     if (doc === undefined) return;
     const type = name ?? (typeof doc.type === "string" ? doc.type : null);
@@ -86,6 +107,8 @@ export function createAgentSseRelay(
     let nameB = -1;
     let data: string | null = null;
     let token = false;
+    /** A named event the turn does not read: its data is not even decoded. */
+    let skip = false;
     while (i < end) {
       const stop = lineStop(buf, i, end, cr);
       if (stop === i) {
@@ -95,13 +118,15 @@ export function createAgentSseRelay(
         nameA = -1;
         data = null;
         token = false;
+        skip = false;
       } else if (startsWith(buf, i, stop, EVENT)) {
         let a = i + EVENT.length;
         if (buf[a] === 0x20) a++;
         nameA = a;
         nameB = stop;
         token = isToken(buf, a, stop);
-      } else if (!token && startsWith(buf, i, stop, DATA)) {
+        skip = !token && !wanted.has(buf.toString("latin1", a, stop));
+      } else if (!token && !skip && startsWith(buf, i, stop, DATA)) {
         let a = i + DATA.length;
         if (buf[a] === 0x20) a++;
         const text = buf.toString("utf8", a, stop);

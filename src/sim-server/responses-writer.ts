@@ -85,8 +85,13 @@ export function createResponsesWriter(
     step(step) {
       let out = "";
       if (step.position === 0) {
-        out += event("response.created", { response: response("in_progress", null, null) });
-        out += event("response.in_progress", { response: response("in_progress", null, null) });
+        // Serialised once for both events: it echoes the request (instructions, tools).
+        const started = JSON.stringify(response("in_progress", null, null));
+        for (const type of ["response.created", "response.in_progress"])
+          out += namedEvent(
+            type,
+            `{"type":"${type}","sequence_number":${seq++},"response":${started}}`,
+          );
         out += event("response.output_item.added", { output_index: 0, item: item(false) });
         if (call === null)
           out += event("response.content_part.added", {
