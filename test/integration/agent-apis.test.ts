@@ -283,3 +283,29 @@ test("a chat completion's prompt_cache_key names its program", async () => {
   });
   assert.equal((await program("chat-pck"))?.step_count, 1);
 });
+
+test("with --upstream-stream as-client a plain response is relayed whole, and its id still continues its program", async () => {
+  const plainRouter = await startTestRouter(
+    { backends: "sim:2", "upstream-stream": "as-client" },
+    { virtualTime: true },
+  );
+  try {
+    const client = new OpenAI({ baseURL: `${plainRouter.url}/v1`, apiKey: "k", maxRetries: 0 });
+    const first = await client.responses.create({
+      model: MODEL,
+      input: "start",
+      max_output_tokens: 4,
+      prompt_cache_key: "as-client-chain",
+    });
+    await client.responses.create({
+      model: MODEL,
+      input: "go on",
+      max_output_tokens: 4,
+      previous_response_id: first.id,
+    });
+    const res = await fetch(`${plainRouter.url}/programs/as-client-chain`);
+    assert.equal(((await res.json()) as ProgramView).step_count, 2);
+  } finally {
+    await plainRouter.close();
+  }
+});
