@@ -17,47 +17,34 @@
  * earlier invocations instead of running (a later file's run replaces an earlier one's of the
  * same workload, seed, router and size), so a re-run of some sizes joins the rest.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { camel, parseFlag } from "../src/config/setting.ts";
+import { parseFlag } from "../src/config/setting.ts";
 import { integer, listOfItems, nonNegative } from "../src/config/values.ts";
-import { resolveSimulateFlags } from "../src/simulate/simulate-options.ts";
+import { lineChart } from "./line-chart.ts";
 import {
   benchEntry,
   HOUR_WINDOW,
   jobsOf,
   QUICK_WINDOW,
   type RunWindow,
+  readRuns,
   runInChildren,
-  simulateOnce,
+  runTier,
+  type TierResult,
+  type TierRun,
 } from "./sim-runs.ts";
 
 const ROUTERS = ["default", "tr", "oracle"] as const;
 type Router = (typeof ROUTERS)[number];
 
-interface RunSpec {
-  workload: string;
-  seed: number;
+interface RunSpec extends TierRun {
   router: Router;
-  sizeGiB: number;
-  concurrency: number;
   window: RunWindow;
 }
 
-interface RunResult {
-  spec: RunSpec;
-  command: string;
-  stepsPerMin: number;
-  stepP99S: number | null;
-  /** Longest pause of a step answered in the window, or of one still held at its end. */
-  longestWaitS: number;
-  /** Prompt tokens prefilled at admission (not GPU hits, not host loads), in the window. */
-  prefilled: number;
-  hostLoaded: number;
-  hostLoadS: number;
-  wallS: number;
-}
+type RunResult = TierResult<RunSpec>;
 
 const { values: args } = parseArgs({
   options: {
@@ -77,44 +64,6 @@ const { values: args } = parseArgs({
 const MAX_INT = 2 ** 31 - 1;
 /** The hour the window covers, as the flags give it (an hour: the issue's figures). */
 const WINDOW: RunWindow = { warmup: HOUR_WINDOW.warmup, duration: "60m" };
-
-function flagsOf(spec: RunSpec): [string, string][] {
-  return [
-    ["workload", spec.workload],
-    ["num-backends", "2"],
-    ["profile", "llama-3.1-8b-h100"],
-    ["num-gpu-blocks", "26000"],
-    ["kv-offloading-size", String(spec.sizeGiB)],
-    ["concurrency", String(spec.concurrency)],
-    ["seed", String(spec.seed)],
-    ["router", spec.router],
-    ["warmup", spec.window.warmup],
-    ["duration", spec.window.duration],
-  ];
-}
-
-const commandOf = (flags: [string, string][]) =>
-  ["maitred simulate", ...flags.map(([k, v]) => `--${k} ${v}`)].join(" ");
-
-async function runOne(spec: RunSpec): Promise<RunResult> {
-  const flags = flagsOf(spec);
-  const o = resolveSimulateFlags(Object.fromEntries(flags.map(([k, v]) => [camel(k), v])));
-  const { report, wallS } = await simulateOnce(o);
-  const sum = (f: (b: (typeof report.backends)[number]) => number) =>
-    report.backends.reduce((a, b) => a + f(b), 0);
-  return {
-    spec,
-    command: commandOf(flags),
-    stepsPerMin: report.steps_per_min,
-    stepP99S: report.step_latency_ms.p99 === null ? null : report.step_latency_ms.p99 / 1000,
-    longestWaitS:
-      Math.max(report.paused_ms.per_step_max ?? 0, report.still_parked_max_ms ?? 0) / 1000,
-    prefilled: sum((b) => b.prefilled_tokens),
-    hostLoaded: sum((b) => b.host_loaded_tokens),
-    hostLoadS: sum((b) => b.host_load_s),
-    wallS,
-  };
-}
 
 const fix = (v: number | null, d: number) => (v === null ? "–" : v.toFixed(d));
 const mega = (v: number) => (v / 1e6).toFixed(1);
@@ -166,55 +115,28 @@ function chart(results: RunResult[], workload: string, seeds: number[], sizes: n
     );
     return runs.reduce((a, r) => a + r.stepsPerMin, 0) / runs.length;
   };
-  const lines = ROUTERS.map((router) => ({ router, ys: sizes.map((size) => mean(router, size)) }));
-  const [w, h, left, right, top, bottom] = [640, 340, 56, 110, 34, 44];
-  const yMax = Math.ceil(Math.max(...lines.flatMap((l) => l.ys)) / 50) * 50;
-  const x = (i: number) => left + ((w - left - right) * i) / Math.max(1, sizes.length - 1);
-  const y = (v: number) => top + (h - top - bottom) * (1 - v / yMax);
-  const out: string[] = [];
-  for (let v = 0; v <= yMax; v += 50) {
-    out.push(
-      `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
-      `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`,
-    );
-  }
-  sizes.forEach((size, i) => {
-    out.push(`<text x="${x(i)}" y="${h - bottom + 16}" text-anchor="middle">${size}</text>`);
+  return lineChart({
+    title: `${workload}, ${results[0]?.spec.concurrency ?? ""} programs: steps/min (mean of seeds ${seeds.join(", ")})`,
+    xLabel: "host KV tier per engine (GiB)",
+    xs: sizes,
+    yStep: 50,
+    series: ROUTERS.map((router) => ({
+      label: router === "oracle" ? "oracle (no tier)" : router,
+      colour: COLOURS[router],
+      ys: sizes.map((size) => mean(router, size)),
+      dashed: router === "oracle",
+    })),
   });
-  for (const { router, ys } of lines) {
-    const points = ys.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
-    const dash = router === "oracle" ? ' stroke-dasharray="6 4"' : "";
-    out.push(
-      `<polyline points="${points}" fill="none" stroke="${COLOURS[router]}" stroke-width="2"${dash}/>`,
-      ...ys.map(
-        (v, i) =>
-          `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${COLOURS[router]}"/>`,
-      ),
-      `<text x="${w - right + 8}" y="${y(ys[ys.length - 1]) + 4}" fill="${COLOURS[router]}">${router === "oracle" ? "oracle (no tier)" : router}</text>`,
-    );
-  }
-  const title = `${workload}, ${results[0]?.spec.concurrency ?? ""} programs: steps/min (mean of seeds ${seeds.join(", ")})`;
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" font-family="system-ui, sans-serif" font-size="12">
-<title>${title}</title>
-<rect width="${w}" height="${h}" fill="#fff"/>
-<text x="${left}" y="18" font-size="13">${title}</text>
-${out.join("\n")}
-<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">host KV tier per engine (GiB)</text>
-</svg>
-`;
 }
 
 /** The results of earlier `--json` files; a later file's run replaces an earlier one's. */
-function readResults(files: string): RunResult[] {
-  const byKey = new Map<string, RunResult>();
-  for (const file of files.split(",")) {
-    for (const r of JSON.parse(readFileSync(file, "utf8")) as RunResult[]) {
-      const { workload, seed, router, sizeGiB } = r.spec;
-      byKey.set(JSON.stringify([workload, seed, router, router === "oracle" ? 0 : sizeGiB]), r);
-    }
-  }
-  return [...byKey.values()];
-}
+const readResults = (files: string) =>
+  readRuns<RunResult>(files, ({ spec: { workload, seed, router, sizeGiB } }) => [
+    workload,
+    seed,
+    router,
+    router === "oracle" ? 0 : sizeGiB,
+  ]);
 
 async function main(): Promise<void> {
   const sizes = parseFlag("sizes", listOfItems(nonNegative()), args.sizes) as number[];
@@ -248,4 +170,4 @@ async function main(): Promise<void> {
   if (args.svg !== undefined) writeFileSync(args.svg, chart(results, workload, seeds, sizes));
 }
 
-await benchEntry("bench-host-tier", args.one, runOne, main);
+await benchEntry("bench-host-tier", args.one, runTier<RunSpec>, main);

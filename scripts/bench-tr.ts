@@ -43,6 +43,7 @@ import {
   runInChildren,
   simulateOnce,
   span,
+  wallLine,
 } from "./sim-runs.ts";
 
 /** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
@@ -372,10 +373,7 @@ async function main(): Promise<void> {
     );
     for (const s of summary) console.log(`| ${s.label} | ${s.cells.join(" | ")} |`);
   }
-  const wall = all.reduce((a, r) => a + r.wallS, 0);
-  console.error(
-    `# ${all.length} runs: ${wall.toFixed(0)} s of run wall time, ${((performance.now() - t0) / 1000).toFixed(0)} s elapsed`,
-  );
+  process.stderr.write(wallLine(all, t0));
   if (args.json !== undefined) {
     writeFileSync(args.json, `${JSON.stringify({ runs: all }, null, 2)}\n`);
   }

@@ -1,17 +1,21 @@
 /**
- * What the simulation scorecards (bench-tr, bench-tail) share: one simulated run timed in this
- * process, a pool that runs a script's runs in child processes `--jobs` at a time (a run is
- * single-threaded, so one per core is the most that helps), and the entry that makes a script
- * both the parent and, given `--one SPEC`, the child that does one run and prints its result
- * as JSON on stdout.
+ * What the simulation scorecards (bench-tr, bench-tail, bench-host-tier, bench-tier-grid)
+ * share: one simulated run timed in this process, a pool that runs a script's runs in child
+ * processes `--jobs` at a time (a run is single-threaded, so one per core is the most that
+ * helps), and the entry that makes a script both the parent and, given `--one SPEC`, the child
+ * that does one run and prints its result as JSON on stdout; and for the host-tier scorecards,
+ * one run on the scorecard's cluster given as `maitred simulate` flags, the figures they read
+ * from it, and the runs saved by earlier invocations.
  */
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { parseFlag } from "../src/config/setting.ts";
+import { camel, parseFlag } from "../src/config/setting.ts";
 import { integer } from "../src/config/values.ts";
 import { ConfigError } from "../src/errors.ts";
-import type { SimulateOptions } from "../src/simulate/simulate-options.ts";
+import type { SimRouter } from "../src/simulate/run-simulation.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
 import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
 import { loadWorkload } from "../src/workload/load-workload.ts";
@@ -61,11 +65,12 @@ export async function runInChildren<S, R>(
 ): Promise<R[]> {
   const out: R[] = new Array(specs.length);
   let next = 0;
+  let done = 0;
   const worker = async () => {
     while (next < specs.length) {
       const i = next++;
       out[i] = await runChild<R>(script, specs[i]);
-      process.stderr.write(`  ${describe(out[i])}\n`);
+      process.stderr.write(`  [${++done}/${specs.length}] ${describe(out[i])}\n`);
     }
   };
   await Promise.all(Array.from({ length: Math.min(jobs, specs.length) }, worker));
@@ -97,6 +102,10 @@ export async function benchEntry<S, R>(
 
 export const mean = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 
+/** The closing line on stderr: runs, their summed wall time, and the time since `t0`. */
+export const wallLine = (runs: readonly { wallS: number }[], t0: number) =>
+  `# ${runs.length} runs: ${runs.reduce((a, r) => a + r.wallS, 0).toFixed(0)} s of run wall time, ${((performance.now() - t0) / 1000).toFixed(0)} s elapsed\n`;
+
 const HOUR_MS = 3_600_000;
 /** A simulated span as a reader says it: `2 h`, `50 min`. */
 export const span = (ms: number) =>
@@ -118,3 +127,117 @@ export const QUICK_WINDOW: RunWindow = { warmup: "2m", duration: "8m" };
  * not a steady state (its tr ÷ default moved by up to 10 % between such windows).
  */
 export const CLAUDE_CODE_WINDOW: RunWindow = { warmup: "2h", duration: "10h" };
+
+/**
+ * One run of a host-tier scorecard on 2 × llama-3.1-8b-h100 with 26,000 KV blocks each
+ * (≈ 52 GiB of KV per GPU), the shipped defaults otherwise: a window (`warmup`, `duration`),
+ * or with `programs` a fixed batch run until its last program ends.
+ */
+export interface TierRun {
+  workload: string;
+  seed: number;
+  router: SimRouter;
+  /** Host KV tier per engine, GiB (`--kv-offloading-size`). */
+  sizeGiB: number;
+  concurrency: number;
+  window?: RunWindow;
+  programs?: number;
+}
+
+/** What a fixed batch run reports, in seconds (null: not measured, e.g. the batch never ended). */
+export interface BatchFigures {
+  makespanS: number | null;
+  completionP99S: number | null;
+  firstResponseSpreadS: number | null;
+}
+
+export interface TierResult<S extends TierRun = TierRun> {
+  spec: S;
+  /** The `maitred simulate` command that reproduces the run. */
+  command: string;
+  stepsPerMin: number;
+  stepP99S: number | null;
+  /** Longest pause of a step answered in the window, or of one still held at its end. */
+  longestWaitS: number;
+  /** Prompt tokens the engines prefilled at admission (not GPU hits, not host loads). */
+  prefilled: number;
+  hostLoaded: number;
+  hostLoadS: number;
+  /** With `programs` only. */
+  batch?: BatchFigures;
+  wallS: number;
+}
+
+/** `maitred simulate`'s flags for a run, in the order the printed command gives them. */
+function tierFlags(spec: TierRun): [string, string][] {
+  return [
+    ["workload", spec.workload],
+    ["num-backends", "2"],
+    ["profile", "llama-3.1-8b-h100"],
+    ["num-gpu-blocks", "26000"],
+    ["kv-offloading-size", String(spec.sizeGiB)],
+    ...(spec.programs === undefined
+      ? []
+      : [["programs", String(spec.programs)] as [string, string]]),
+    ["concurrency", String(spec.concurrency)],
+    ["seed", String(spec.seed)],
+    ["router", spec.router],
+    ...(spec.window === undefined
+      ? []
+      : ([
+          ["warmup", spec.window.warmup],
+          ["duration", spec.window.duration],
+        ] as [string, string][])),
+  ];
+}
+
+/** The run's options, checked by the simulator's own parsers: a bad flag is a ConfigError. */
+export const tierOptions = (spec: TierRun): SimulateOptions =>
+  resolveSimulateFlags(Object.fromEntries(tierFlags(spec).map(([k, v]) => [camel(k), v])));
+
+const seconds = (ms: number | null | undefined) =>
+  ms === null || ms === undefined ? null : ms / 1000;
+
+/** One run, in this process (the child's side of `--one`). */
+export async function runTier<S extends TierRun>(spec: S): Promise<TierResult<S>> {
+  const flags = tierFlags(spec);
+  const { report, wallS } = await simulateOnce(tierOptions(spec));
+  const sum = (f: (b: (typeof report.backends)[number]) => number) =>
+    report.backends.reduce((a, b) => a + f(b), 0);
+  return {
+    spec,
+    command: ["maitred simulate", ...flags.map(([k, v]) => `--${k} ${v}`)].join(" "),
+    stepsPerMin: report.steps_per_min,
+    stepP99S: seconds(report.step_latency_ms.p99),
+    longestWaitS:
+      Math.max(report.paused_ms.per_step_max ?? 0, report.still_parked_max_ms ?? 0) / 1000,
+    prefilled: sum((b) => b.prefilled_tokens),
+    hostLoaded: sum((b) => b.host_loaded_tokens),
+    hostLoadS: sum((b) => b.host_load_s),
+    ...(spec.programs === undefined
+      ? {}
+      : {
+          batch: {
+            makespanS: seconds(report.batch?.makespan_ms),
+            completionP99S: seconds(report.program_completion_ms.p99),
+            firstResponseSpreadS: seconds(report.first_response_ms.spread),
+          },
+        }),
+    wallS,
+  };
+}
+
+/**
+ * The runs saved by earlier invocations' `--json` (each a JSON array of results), from a
+ * comma list of files; a later file's run replaces an earlier one's with the same `key`, so a
+ * re-run of part of a sweep joins the rest.
+ */
+export function readRuns<R>(files: string, key: (r: R) => unknown): R[] {
+  const byKey = new Map<string, R>();
+  for (const file of files.split(",")) {
+    for (const r of JSON.parse(readFileSync(file, "utf8")) as R[]) {
+      byKey.set(JSON.stringify(key(r)), r);
+    }
+  }
+  return [...byKey.values()];
+}

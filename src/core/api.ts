@@ -83,6 +83,12 @@ export interface SchedulerConfig {
    */
   ageingMs?: number;
   /**
+   * A new program's first request waiting this long (ms) has room made for it, oldest first,
+   * as an aged one does (src/core/wait-bounds.ts). Absent = NEW_PROGRAM_START_MS; 0 = off
+   * (new programs wait by the ageing bound, as every other request).
+   */
+  newProgramStartMs?: number;
+  /**
    * An ACTING program's room is lent to waiting work once its tool call has run this many
    * times its expected tool time (src/core/lending.ts). Absent = LEND_AFTER_TOOL_TIMES; 0 =
    * never (ThunderAgent: an ACTING program keeps its room until it is paused).
@@ -177,9 +183,16 @@ export interface BackendView {
   /** Failed polls/forwards in a row (reset by a successful poll or response). */
   consecutiveFailures: number;
   capacityTokens: number | null;
+  /**
+   * What admission bounds the backend by (pause-price.ts): its GPU's KV, or where a pause
+   * costs a transfer from its host tier, what GPU and tier hold together. null while unknown.
+   */
+  admissionCapacityTokens: number | null;
+  /** What a pause costs there now: a re-prefill, or a transfer from its host KV tier. */
+  pausePrice: "prefill" | "transfer";
   /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
-  /** capacity − usedTokens (null while the capacity is unknown). */
+  /** admission capacity − usedTokens (null while the capacity is unknown). */
   beliefRoomTokens: number | null;
   /**
    * The room admission reads: the belief corrected by the engine's truth (room.ts). null while
@@ -228,10 +241,11 @@ export interface SchedulerCounters {
 }
 
 /**
- * Which bound starts making room for a held request: the ageing bound, its class's starvation
- * threshold (priorities on), or the max pause itself when that comes first.
+ * Which bound starts making room for a held request (src/core/wait-bounds.ts): the ageing
+ * bound, its class's starvation threshold (priorities on), a new program's start bound, the
+ * rotation bound where a pause costs a transfer, or the max pause itself when that comes first.
  */
-export type HoldBound = "ageing" | "class_threshold" | "max_pause";
+export type HoldBound = "ageing" | "class_threshold" | "new_program" | "rotation" | "max_pause";
 
 /**
  * Where a held (parked) request stands (src/core/hold-position.ts): its program's place in the

@@ -4,6 +4,7 @@ import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { ProgramRecord, RequestRecord } from "./records.ts";
 import { overdueParked } from "./resume.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
+import { overdueBoundOf, waitBoundOf } from "./wait-bounds.ts";
 
 /**
  * Where a held (parked) request stands, for the client waiting on it and for the admin views.
@@ -44,9 +45,11 @@ function heldPrograms(state: SchedulerState): { overdue: ProgramRecord[]; rest: 
   return { overdue, rest };
 }
 
-/** Which bound starts making room for a request of class `cls`. */
-function roomBound(state: SchedulerState, bound: number): HoldBound {
-  if (bound >= state.config.maxPauseMs) return "max_pause";
+/** Which bound starts making room for `r` (wait-bounds.ts). */
+function roomBound(state: SchedulerState, r: RequestRecord): HoldBound {
+  const { ms, by } = waitBoundOf(state, r);
+  if (ms >= state.config.maxPauseMs) return "max_pause";
+  if (by !== "class") return by;
   return state.priority === null ? "ageing" : "class_threshold";
 }
 
@@ -58,7 +61,7 @@ function view(
   waiting: number,
 ): HoldView {
   const at = r.parkedAt as number;
-  const bound = state.rules.overdueAfterMs(r.cls);
+  const bound = overdueBoundOf(state, r);
   const pr = state.priority;
   return {
     programId: p.id,
@@ -68,7 +71,7 @@ function view(
     parkedAt: at,
     waitedMs: state.now - at,
     roomAt: Number.isFinite(bound) ? deadlineOf(at, bound) : null,
-    roomBound: Number.isFinite(bound) ? roomBound(state, bound) : null,
+    roomBound: Number.isFinite(bound) ? roomBound(state, r) : null,
     seatAt: deadlineOf(at, state.config.maxPauseMs),
     maxWaitAt: r.maxWaitMs === null ? null : deadlineOf(at, r.maxWaitMs),
     queueTimeoutAt: pr === null ? null : deadlineOf(at, pr.config.classes[r.cls].queueTimeoutMs),

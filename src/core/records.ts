@@ -171,10 +171,8 @@ export interface BackendBook {
   lentPrograms: number;
   /** Their contexts, which the books leave out of the room (kept for the host tier's share). */
   lentTokens: number;
-  /** Contexts of the programs paused from it, as of the last tick (lending.ts, host tier). */
+  /** Contexts of the programs paused from it, as of the last tick (pause-price.ts). */
   pausedFromTokens: number;
-  /** Its host KV tier held those and its own programs' contexts at the last look (lending.ts). */
-  hostHolds: boolean;
   /** The engine's last report, beside the books; null = unknown (truth.ts). */
   truth: TruthBook | null;
   /** Preemption counter of the previous sample (a rise means the engine is preempting). */

@@ -4,7 +4,6 @@ import { messagesCoveredByUsage } from "./context-estimate.ts";
 import type { SchedulerEvent, Usage } from "./events.ts";
 import { observeStepEnd } from "./headroom.ts";
 import { addAnonymous, refreshCredit, setStatus } from "./ledger.ts";
-import { lendAtTurnEnd } from "./lending.ts";
 import { markLikelyDone } from "./likely-done.ts";
 import { countAdmission } from "./priority/priority-state.ts";
 import { pauseProgram } from "./program-moves.ts";
@@ -101,9 +100,7 @@ type Finished = Extract<SchedulerEvent, { kind: "request_finished" }>;
  *      REASONING → ACTING with the last known tokens (usage if it came, else the estimate), and
  *      with usage the step's growth is learned (headroom.ts);
  *      then a `final` request releases the program; an answer with no tool call marks it
- *      likely done (likely-done.ts); on a backend whose host tier holds every
- *      context the program's room is lent (lending.ts); otherwise a program marked for pause
- *      is paused.
+ *      likely done (likely-done.ts); a program marked for pause is paused.
  * Capacity may have freed, so a resume is tried at once.
  */
 export function onRequestFinished(state: SchedulerState, ev: Finished): void {
@@ -141,8 +138,7 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   else if (p.inFlight.length === 0 && !goesOn) {
     // An answer with no tool call: likely done, its room lent at once (likely-done.ts).
     if (ev.answerStopped === true && ev.outcome === "ok") markLikelyDone(state, p);
-    // Where the host tier holds every context, the room is lent instead (lending.ts).
-    if (!lendAtTurnEnd(state, p) && p.markedForPause) pauseProgram(state, p, "marked");
+    if (p.markedForPause) pauseProgram(state, p, "marked");
   }
   tryResume(state);
 }

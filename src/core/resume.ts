@@ -2,6 +2,7 @@ import { deadlineOf } from "./deadline.ts";
 import { seatNeed } from "./headroom.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
+import { pauseIsTransfer } from "./pause-price.ts";
 import { makeRoom } from "./pause-step.ts";
 import { argMin } from "./placement.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
@@ -12,6 +13,7 @@ import type { BackendBook, ProgramRecord, RequestRecord } from "./records.ts";
 import { markedRoom, roomAfterFreeing, roomOn } from "./room.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 import { parentBackendOf } from "./tree.ts";
+import { overdueBoundOf, shortestOverdueBound } from "./wait-bounds.ts";
 
 type Rooms = (number | null)[];
 
@@ -111,11 +113,11 @@ function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, nee
  * case 1 seats, in the order it tries them (hold-position.ts reports the same order).
  */
 export function overdueParked(state: SchedulerState, cls: ClassIndex): RequestRecord[] {
-  const bound = state.rules.overdueAfterMs(cls);
+  const shortest = shortestOverdueBound(state, state.rules.overdueAfterMs(cls));
   const due: RequestRecord[] = [];
   for (const r of state.rules.parked(cls)) {
-    if (!isOverdue(state, r.parkedAt as number, bound)) break; // oldest first
-    due.push(r);
+    if (!isOverdue(state, r.parkedAt as number, shortest)) break; // oldest first
+    if (isOverdue(state, r.parkedAt as number, overdueBoundOf(state, r))) due.push(r);
   }
   return due;
 }
@@ -155,7 +157,11 @@ function seatOneOverdue(
   let madeRoom = false;
   let forced = false;
   if (target < 0) {
-    target = overdueTarget(state, rooms, need);
+    const origin = p.originBackend === null ? -1 : indexOf(state, p.originBackend);
+    target =
+      origin >= 0 && rooms[origin] !== null && pauseIsTransfer(state.backends[origin])
+        ? origin
+        : overdueTarget(state, rooms, need);
     if (target < 0) return false;
     const b = state.backends[target];
     // A program larger than every backend runs on an emptied one: the one program it may

@@ -1,5 +1,6 @@
 import type { SchedulerConfig } from "./api.ts";
 import { decayedActingTokens } from "./ledger.ts";
+import { admissionCapacity, pausePriceOf } from "./pause-price.ts";
 import type { BackendBook } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
@@ -23,7 +24,11 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *      backend is full, whatever the belief says;
  *   4. otherwise the larger of the two: a pessimistic belief (headroom not needed yet, a
  *      context shared more than the credit shows) never leaves a GPU idle while the engine
- *      shows room, and the belief still admits where the engine has not caught up.
+ *      shows room, and the belief still admits where the engine has not caught up;
+ *   5. a backend where a pause costs a transfer (pause-price.ts): the belief alone, against
+ *      what its GPU and host tier hold together. The engine's report is about the GPU, and
+ *      its queue there is how it rotates the programs through the GPU; an engine with
+ *      nothing running still takes the first waiting program (resume.ts case 3).
  */
 
 export function beliefUsedTokens(b: BackendBook, config: SchedulerConfig, now: number): number {
@@ -39,8 +44,9 @@ export function beliefUsedTokens(b: BackendBook, config: SchedulerConfig, now: n
 
 /** Belief room, or null while the capacity is unknown. */
 export function beliefRoomTokens(state: SchedulerState, b: BackendBook): number | null {
-  if (b.capacity === null) return null;
-  return b.capacity - beliefUsedTokens(b, state.config, state.now);
+  const capacity = admissionCapacity(b);
+  if (capacity === null) return null;
+  return capacity - beliefUsedTokens(b, state.config, state.now);
 }
 
 /** The engine is waiting or preempting: full by its own report (case 3). */
@@ -53,6 +59,9 @@ export const TRUTH_FULL = Number.NEGATIVE_INFINITY;
 export function truthRoomTokens(state: SchedulerState, b: BackendBook): number | null {
   const t = b.truth;
   if (t === null || b.capacity === null || t.kvUsage === null || t.waiting === null) return null;
+  // Where a pause costs a transfer the engine's queue and preemptions are its rotation within
+  // what GPU and tier hold, not a full backend: the books over that bound decide (case 5).
+  if (pausePriceOf(b) === "transfer") return null;
   if (t.waiting > 0 || t.preempting) return TRUTH_FULL;
   const { actingTokenWeight, growthHeadroomSteps } = state.config;
   const growth = b.reasoningHeadroom / Math.max(1, growthHeadroomSteps);

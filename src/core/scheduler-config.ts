@@ -12,6 +12,7 @@ import {
   LEND_AFTER_TOOL_TIMES,
   LEND_MAX_HOLD_MS,
   MAX_PAUSE_MS,
+  NEW_PROGRAM_START_MS,
   PROGRESS_INTERVAL_TOKENS,
   UNHEALTHY_AFTER_FAILURES,
 } from "./scheduler-constants.ts";
@@ -25,7 +26,12 @@ export type ResolvedSchedulerConfig = SchedulerConfig &
   Required<
     Pick<
       SchedulerConfig,
-      "growthHeadroomSteps" | "ageingMs" | "lendAfterToolTimes" | "lendMaxHoldMs" | "finalGraceMs"
+      | "growthHeadroomSteps"
+      | "ageingMs"
+      | "newProgramStartMs"
+      | "lendAfterToolTimes"
+      | "lendMaxHoldMs"
+      | "finalGraceMs"
     >
   >;
 
@@ -41,6 +47,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Readonly<ResolvedSchedulerConfig> = Objec
   unhealthyAfterFailures: UNHEALTHY_AFTER_FAILURES,
   growthHeadroomSteps: GROWTH_HEADROOM_STEPS,
   ageingMs: AGEING_MS,
+  newProgramStartMs: NEW_PROGRAM_START_MS,
   lendAfterToolTimes: LEND_AFTER_TOOL_TIMES,
   lendMaxHoldMs: LEND_MAX_HOLD_MS,
   finalGraceMs: FINAL_GRACE_MS,
@@ -51,6 +58,7 @@ export function resolveSchedulerConfig(config: SchedulerConfig): ResolvedSchedul
     ...config,
     growthHeadroomSteps: config.growthHeadroomSteps ?? GROWTH_HEADROOM_STEPS,
     ageingMs: config.ageingMs ?? AGEING_MS,
+    newProgramStartMs: config.newProgramStartMs ?? NEW_PROGRAM_START_MS,
     lendAfterToolTimes: config.lendAfterToolTimes ?? LEND_AFTER_TOOL_TIMES,
     lendMaxHoldMs: config.lendMaxHoldMs ?? LEND_MAX_HOLD_MS,
     finalGraceMs: config.finalGraceMs ?? FINAL_GRACE_MS,
@@ -83,6 +91,9 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
   nonNegative("idleTimeoutMs", config.idleTimeoutMs);
   nonNegative("progressIntervalTokens", config.progressIntervalTokens);
   if (config.ageingMs !== undefined) nonNegative("ageingMs", config.ageingMs);
+  if (config.newProgramStartMs !== undefined) {
+    nonNegative("newProgramStartMs", config.newProgramStartMs);
+  }
   if (config.lendMaxHoldMs !== undefined) nonNegative("lendMaxHoldMs", config.lendMaxHoldMs);
   if (config.finalGraceMs !== undefined) nonNegative("finalGraceMs", config.finalGraceMs);
   if (config.lendAfterToolTimes !== undefined) {

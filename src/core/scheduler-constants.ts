@@ -118,25 +118,27 @@ export const FINAL_GRACE_MS = 5_000;
 /** Weight of a program's newest tool call in its moving average (a few calls of memory). */
 export const TOOL_EMA_WEIGHT = 0.25;
 /**
- * When a backend's host KV tier counts as holding every context on it and paused from it
- * (src/core/lending.ts): from when the tier is this many times their size, until they outgrow
- * it. The tier is an LRU that takes in every block the engine computes, so a context that sits
- * unused while its program waits is its next victim; a decision that flips with every tick near
- * the edge costs more than either side. DeepSeek trace, seed 7, 128 programs, 2 × 26,000
- * blocks, tr steps/min at 200 / 400 GiB per engine: never lending early 219.2 / 244.7; lending
- * early whenever the tier holds the contexts once 212.8 / 261.6, twice 209.8 / 239.7; this rule
- * 217.2 / 261.6.
+ * How long a request may wait for room on a backend where a pause costs a transfer from the
+ * engine's host KV tier (pause-price.ts) before room is made for it, oldest first: there a
+ * large program's context comes back cheaply, so it takes its turn instead of waiting behind
+ * smaller ones until the ageing bound (ms). Measured under "A host KV tier" in README.
  */
-export const HOST_TIER_MARGIN = 1.5;
+export const TIER_ROTATION_MS = 30_000;
 /**
- * The smallest host KV tier, as a multiple of the backend's GPU KV capacity, for which
- * programs there lend their room at the end of their turn (src/core/lending.ts). Measured by
- * `npm run bench:host-tier` (DeepSeek trace, 128 programs, 2 × 26,000 blocks, seeds 7 / 1):
- * with lending early wherever the tier held the contexts, tr lost 1–5 % of steps/min at 25–200
- * GiB per engine (0.5–3.9 × the GPU's KV) and gained 7–9 % at 400 GiB (7.9 ×). Below the
- * multiple, programs the tier holds at start-up lend early, then lose their contexts to the LRU
- * as the contexts grow. At 300 GiB (5.9 ×) a floor of 6 gave 231.7 / 233.9 steps/min and a
- * floor of 5 gives 241.0 / 250.6 (default: 235.8 / 234.6), longest wait 261–263 s: the loss
- * turns to a gain between 3.9 and 5.9 ×, and 5 sits between them.
+ * How far the contexts on a backend and paused from it may outgrow its host KV tier while a
+ * pause there is still priced as a transfer (pause-price.ts): the tier then loses a part of
+ * them to its LRU, and the engine computes that part again, but pausing down to the GPU's KV
+ * would lose far more. DeepSeek trace, 2 × 26,000 blocks, seed 7, tr: a fixed batch of 256
+ * programs (128 at a time) with 200 GiB per engine took 5,837 s at 1.0 (the default router
+ * 5,219 s) and 5,238 s at 1.5; an hour at 128 programs gave 233.0 / 233.6 steps/min at 200
+ * GiB and 201.6 / 202.1 at 100 GiB (1.25: 202.6), where the contexts are about twice the tier.
  */
-export const HOST_TIER_MIN_GPU_MULTIPLE = 5;
+export const HOST_TIER_OVERCOMMIT = 1.5;
+/**
+ * How long a new program's first request may wait for room before room is made for it
+ * (wait-bounds.ts), oldest first (ms). A fixed batch of 256 DeepSeek-trace programs, 128 at a
+ * time, on 2 × 26,000 blocks without a host tier (seed 7): the spread of the programs' first
+ * answers 98.7 s without it, 87.4 s at 60 s, 50.8 s at 30 s, with the makespan unchanged
+ * (6,783 / 6,769 / 6,778 s) and steps/min over an hour 197.7 / 196.6 / 198.2.
+ */
+export const NEW_PROGRAM_START_MS = 30_000;

@@ -100,7 +100,6 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
     lentPrograms: 0,
     lentTokens: 0,
     pausedFromTokens: 0,
-    hostHolds: false,
     truth: null,
     lastPreemptions: null,
     reasoningTokens: 0,

@@ -6,6 +6,7 @@ import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
 import { expireLikelyDone } from "./likely-done.ts";
+import { refreshPausedFrom } from "./pause-price.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
@@ -139,7 +140,8 @@ function tryResumeIfTr(state: SchedulerState): void {
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
  *   2. idle lease, and the grace of likely-done programs (likely-done.ts);
  *   3. `maxWaitMs` rejections;
- *   4. lend the room of programs in a long tool call (tr; lending.ts);
+ *   4. price a pause on each backend (tr; pause-price.ts), then lend the room of programs in
+ *      a long tool call (tr; lending.ts);
  *   5. resume (tr; overdue heads first, then the queue, then idle backends: resume.ts);
  *   6. (priorities on) per-class queue timeouts (408), after the resume: a class whose queue
  *      timeout is the max pause has its forced seat and its timeout fall due in the same tick,
@@ -166,6 +168,7 @@ function onTick(
     rejectQueueTimeouts(state);
     return;
   }
+  refreshPausedFrom(state);
   lendIdleRoom(state);
   if (anyHealthy(state)) tryResume(state);
   rejectQueueTimeouts(state);

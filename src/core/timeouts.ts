@@ -6,6 +6,7 @@ import { firstOf, unpark } from "./queue.ts";
 import type { RequestRecord } from "./records.ts";
 import { endIfAnonymousAndDone, releaseProgram } from "./release.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
+import { overdueBoundOf, shortestOverdueBound } from "./wait-bounds.ts";
 
 /**
  * Time-driven decisions, checked on every tick. Each walks an index kept in time order, so
@@ -74,8 +75,16 @@ export function nextDeadline(state: SchedulerState): number | null {
       const head = firstOf(rules.parked(cls));
       if (head === undefined) continue;
       const at = head.parkedAt as number;
-      for (const due of [deadlineOf(at, rules.overdueAfterMs(cls)), deadlineOf(at, maxPause)]) {
-        if (due > state.now) next = Math.min(next, due);
+      const due = deadlineOf(at, maxPause);
+      if (due > state.now) next = Math.min(next, due);
+      // Room is made at each request's own bound (wait-bounds.ts): oldest first, the first
+      // one not yet due under the shortest bound ends the search.
+      const shortest = shortestOverdueBound(state, rules.overdueAfterMs(cls));
+      for (const r of rules.parked(cls)) {
+        const parkedAt = r.parkedAt as number;
+        if (deadlineOf(parkedAt, shortest) >= next) break;
+        const own = deadlineOf(parkedAt, overdueBoundOf(state, r));
+        if (own > state.now) next = Math.min(next, own);
       }
     }
   }

@@ -228,6 +228,16 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     (b) => b.usedTokens,
   );
   perBackend(
+    "maitred_backend_admission_capacity_tokens",
+    "What admission bounds the backend by: its GPU's KV, or where a pause costs a transfer from its host KV tier, what GPU and tier hold together.",
+    (b) => b.admissionCapacityTokens,
+  );
+  perBackend(
+    "maitred_backend_pause_transfer",
+    "1 while a pause there costs a transfer from the engine's host KV tier (it holds every context), 0 while it costs a re-prefill.",
+    (b) => (b.pausePrice === "transfer" ? 1 : 0),
+  );
+  perBackend(
     "maitred_backend_remaining_tokens",
     "Room admission uses: the belief corrected by the engine's truth (full while it waits or preempts).",
     (b) => b.remainingTokens,

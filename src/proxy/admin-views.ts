@@ -257,6 +257,8 @@ export function backendsJson(
     out[b.id] = {
       healthy: b.healthy,
       capacity_tokens: b.capacityTokens,
+      admission_capacity_tokens: b.admissionCapacityTokens,
+      pause_price: b.pausePrice,
       used_tokens: b.usedTokens,
       belief_room_tokens: b.beliefRoomTokens,
       remaining_tokens: b.remainingTokens,

@@ -24,8 +24,13 @@ import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/schedu
  *     known capacity (or, without one, a waiting gauge in its sample) runs nothing (by the
  *     requests handed to it and not ended) and either has no program at all or the engine's
  *     sample of that tick shows nothing running or waiting;
- *   - B (bounded admission): a backend that took a program in the event is over capacity,
- *     its marked programs aside, by less than the largest newcomer's need.
+ *   - B (bounded admission): a backend that took a program in the event is over its
+ *     admission capacity (its GPU's KV, or where a pause costs a transfer from its host tier,
+ *     what GPU and tier hold together), its marked programs aside, by less than the largest
+ *     newcomer's need;
+ *   - T (the price of a pause): a backend's admission capacity is its GPU's KV unless its
+ *     engine's last sample reported a host tier of known size, and never more than the larger
+ *     of the two.
  * Engine truth is random: failed polls, missing gauges, waiting, rising preemption counters.
  * A failure prints fast-check's seed and path; `FC_SEED=<seed> FC_PATH=<path>` replays it
  * (`FC_RUNS` sets the number of runs).
@@ -74,12 +79,14 @@ const sampleArb: fc.Arbitrary<SampleShape | null> = fc.option(
     running: fc.option(fc.integer({ min: 0, max: 8 }), { freq: 3 }),
     waiting: fc.option(fc.constantFrom(0, 0, 0, 2), { freq: 3 }),
     preempt: fc.constantFrom(0, 0, 0, 1),
-    // A host KV tier: none, of unknown size, too small, or holding every context.
+    // A host KV tier: none, of unknown size, too small, about what the programs need (the
+    // price of a pause turns as they grow), or holding every context.
     hostKv: fc.constantFrom<number | null | undefined>(
       undefined,
       undefined,
       null,
       20_000,
+      60_000,
       10_000_000,
     ),
   }),
@@ -368,6 +375,7 @@ function checkAfterEvent(
     }
   }
   checkBounded(before, snap, what);
+  checkPausePrice(snap, what);
   if (c.kind === "tick" && samples !== null) checkWorkConserving(requests, snap, samples, what);
 }
 
@@ -401,7 +409,8 @@ function checkBounded(before: SchedulerSnapshot, after: SchedulerSnapshot, what:
   const programsOf = (s: SchedulerSnapshot) => [...s.programs, ...s.anonymousPrograms];
   const wasOn = new Map(programsOf(before).map((p) => [p.id, p.backend]));
   for (const b of after.backends) {
-    if (b.capacityTokens === null || b.remainingTokens === null) continue;
+    const capacity = b.admissionCapacityTokens;
+    if (capacity === null || b.remainingTokens === null) continue;
     const here = programsOf(after).filter((p) => p.backend === b.id);
     const newcomers = here.filter((p) => wasOn.get(p.id) !== b.id);
     if (newcomers.length === 0) continue;
@@ -413,11 +422,32 @@ function checkBounded(before: SchedulerSnapshot, after: SchedulerSnapshot, what:
     }
     let marked = 0;
     for (const p of here) if (p.markedForPause) marked += p.totalTokens + p.headroomTokens;
-    const load = b.capacityTokens - b.remainingTokens - marked;
+    const load = capacity - b.remainingTokens - marked;
     assert.ok(
-      load <= b.capacityTokens + maxNeed + extra + 1e-6,
-      `B: ${b.id} took ${newcomers.map((p) => p.id)} and is at ${load} of ${b.capacityTokens} (+ one need ${maxNeed}) after ${what}: ${describe(b)}`,
+      load <= capacity + maxNeed + extra + 1e-6,
+      `B: ${b.id} took ${newcomers.map((p) => p.id)} and is at ${load} of ${capacity} (+ one need ${maxNeed}) after ${what}: ${describe(b)}`,
     );
+  }
+}
+
+/** T (see the file comment). */
+function checkPausePrice(after: SchedulerSnapshot, what: string): void {
+  for (const b of after.backends) {
+    const gpu = b.capacityTokens;
+    const host = b.lastMetrics?.hostKvTier === true ? b.lastMetrics.hostKvTokens : undefined;
+    const got = b.admissionCapacityTokens;
+    const why = `T: ${b.id} after ${what}: gpu ${gpu}, host ${host}, price ${b.pausePrice}, admission ${got}`;
+    if (gpu === null) {
+      assert.equal(got, null, why);
+      continue;
+    }
+    if (host === undefined) {
+      assert.equal(b.pausePrice, "prefill", why);
+      assert.equal(got, gpu, why);
+      continue;
+    }
+    assert.ok(got !== null && got >= gpu && got <= Math.max(gpu, host), why);
+    assert.equal(got > gpu, b.pausePrice === "transfer" && host > gpu, why);
   }
 }
 

@@ -43,7 +43,8 @@ export function sample(
 }
 
 /**
- * The defaults with ThunderAgent's flat buffer, no resume ageing and no lending of idle room:
+ * The defaults with ThunderAgent's flat buffer, no resume ageing (nor a start bound for new
+ * programs) and no lending of idle room:
  * most core tests check a mechanism with exact token arithmetic (buffer 100 per program).
  * Tests of the learned headroom, ageing and lending turn them on through `config`; the
  * property tests (core-properties.test.ts) run the shipped defaults.
@@ -52,6 +53,7 @@ export const THUNDERAGENT_HEADROOM: SchedulerConfig = {
   ...DEFAULT_SCHEDULER_CONFIG,
   growthHeadroomSteps: 0,
   ageingMs: 0,
+  newProgramStartMs: 0,
   lendAfterToolTimes: 0,
 };
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { test } from "node:test";
 import { createScheduler } from "../../src/core/scheduler.ts";
+import { NEW_PROGRAM_START_MS } from "../../src/core/scheduler-constants.ts";
 import { createLogger } from "../../src/util/logger.ts";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { withHeldRouter } from "./helpers/held-router.ts";
@@ -28,8 +29,9 @@ for (const priority of [false, true]) {
         const small = await openStream(router, "short");
         router.clock.advance(15_000);
         await s.until((t) => t.includes(": maitred held position=2 waited_ms=15000\n\n"));
+        // Past the start bound a new program's first request goes first (oldest first).
         router.clock.advance(15_000);
-        await s.until((t) => t.includes(": maitred held position=2 waited_ms=30000\n\n"));
+        await s.until((t) => t.includes(": maitred held position=1 waited_ms=30000\n\n"));
         assert.doesNotMatch(s.text, /^data:/m, "nothing but comments while held");
 
         backend.setNumGpuBlocks(4096);
@@ -194,8 +196,10 @@ test("GET /programs/:id shows a held program's place, its wait and the bounds on
     assert.equal(hold.position, 1);
     assert.equal(hold.held_programs, 1);
     assert.equal(hold.waited_ms, 15_000);
-    assert.equal(hold.room_made_by, ageingMs > 0 && ageingMs < maxPauseMs ? "ageing" : "max_pause");
-    assert.equal(hold.room_made_in_ms, Math.min(ageingMs || maxPauseMs, maxPauseMs) - 15_000);
+    // A new program's first request: room is made for it at the start bound, the shortest.
+    const bound = Math.min(ageingMs || maxPauseMs, maxPauseMs, NEW_PROGRAM_START_MS);
+    assert.equal(hold.room_made_by, bound === NEW_PROGRAM_START_MS ? "new_program" : "ageing");
+    assert.equal(hold.room_made_in_ms, bound - 15_000);
     assert.equal(hold.seated_in_ms, maxPauseMs - 15_000);
     assert.equal(hold.seated_by, (hold.held_since as number) + maxPauseMs);
     assert.equal(hold.max_wait_at, null);

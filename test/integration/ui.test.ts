@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { request } from "node:http";
 import { test } from "node:test";
+import { NEW_PROGRAM_START_MS } from "../../src/core/scheduler-constants.ts";
 import { startFakeBackend } from "./helpers/fake-backend.ts";
 import { withHeldRouter } from "./helpers/held-router.ts";
 import { openStream } from "./helpers/stream-reader.ts";
@@ -113,7 +114,9 @@ test("a held program shows its place in the queue, its wait and its bounds on th
     assert.deepEqual(frame.programs.find((p) => p.id === "held-here")?.hold, {
       position: 1,
       waitedMs: 15_000,
-      roomInMs: Math.min(router.config.ageingMs || maxPauseMs, maxPauseMs) - 15_000,
+      // A new program's first request: room is made at the start bound, the shortest one.
+      roomInMs:
+        Math.min(router.config.ageingMs || maxPauseMs, maxPauseMs, NEW_PROGRAM_START_MS) - 15_000,
       seatInMs: maxPauseMs - 15_000,
     });
     backend.setNumGpuBlocks(4096);

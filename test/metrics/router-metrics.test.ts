@@ -45,6 +45,8 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
         healthy: true,
         consecutiveFailures: 0,
         capacityTokens: 1000,
+        admissionCapacityTokens: 1000,
+        pausePrice: "prefill",
         usedTokens: 300,
         beliefRoomTokens: 700,
         remainingTokens: 900,

@@ -1,0 +1,529 @@
+/**
+ * tr against the default router over a grid of host KV tiers, workloads, concurrencies and
+ * seeds, in one invocation, on the scorecard's cluster (2 × llama-3.1-8b-h100 with 26,000 KV
+ * blocks each, shipped defaults). Every cell runs tr and default; the oracle (unbounded GPU KV,
+ * the same compute, no tier) runs once per workload and seed at the largest concurrency, and
+ * every tier's cells at that concurrency read it. Printed as markdown: a table per workload (its
+ * window in the heading), then a fixed batch of programs (an RL rollout's shape: makespan,
+ * program completion p99, first-response spread) with default, tr and the oracle, then per tier
+ * the lowest and mean tr ÷ default and the highest tr ÷ default step p99. The last line of
+ * stdout is the lowest tr ÷ default of the grid and the cell that had it.
+ *
+ * Every figure is measured by the runs this invocation makes (or, with `--from-json`, by the
+ * invocations that saved them), one child process per run, `--jobs` at a time (default: one per
+ * core); the wall time of each goes to stderr.
+ *
+ *   node_modules/.bin/node scripts/bench-tier-grid.ts [--sizes 0,50,200,400]
+ *     [--workloads deepseek,gemini,claude-code] [--concurrency 64,128] [--seeds 7,1]
+ *     [--claude-window 1h+3h] [--batch-sizes 0,200] [--batch-seeds 7] [--batch-programs 256]
+ *     [--batch-concurrency 128] [--batch-workload deepseek] [--no-batch] [--quick]
+ *     [--jobs 2] [--json out.json] [--svg chart.svg] [--from-json a.json[,b.json]]
+ *
+ * Windows: 10 min warm-up + 50 min window, except claude-code (`--claude-window`, warm-up +
+ * window: its sessions outlast an hour). `--quick` (a smoke run, not a measurement): 2 + 8 min
+ * for every workload whose window is not given, and a batch of 32 programs, 16 at a time,
+ * unless the batch flags are given.
+ * `--from-json` prints from the `--json` of earlier invocations instead of running (a later
+ * file's run replaces an earlier one's of the same cell and router); a list flag not given
+ * then takes every value the files hold.
+ */
+import { writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import type { z } from "zod";
+import { parseFlag } from "../src/config/setting.ts";
+import {
+  duration,
+  integer,
+  list,
+  listOfItems,
+  nonNegative,
+  parsedText,
+} from "../src/config/values.ts";
+import { ConfigError } from "../src/errors.ts";
+import { lineChart } from "./line-chart.ts";
+import {
+  benchEntry,
+  HOUR_WINDOW,
+  jobsOf,
+  mean,
+  QUICK_WINDOW,
+  type RunWindow,
+  readRuns,
+  runInChildren,
+  runTier,
+  span,
+  type TierResult,
+  type TierRun,
+  tierOptions,
+  wallLine,
+} from "./sim-runs.ts";
+
+type Result = TierResult;
+
+const DEFAULTS = {
+  sizes: "0,50,200,400",
+  workloads: "deepseek,gemini,claude-code",
+  concurrency: "64,128",
+  seeds: "7,1",
+  "claude-window": "1h+3h",
+  "batch-sizes": "0,200",
+  "batch-seeds": "7",
+  "batch-programs": "256",
+  "batch-concurrency": "128",
+  "batch-workload": "deepseek",
+};
+/** `--quick`'s batch, unless the batch flags are given. */
+const QUICK_BATCH = { programs: "32", concurrency: "16" };
+const MAX_INT = 2 ** 31 - 1;
+
+const text = { type: "string" } as const;
+const { values: args } = parseArgs({
+  options: {
+    one: text,
+    // No defaults here: with --from-json a list not given is what the files hold.
+    sizes: text,
+    workloads: text,
+    concurrency: text,
+    seeds: text,
+    "claude-window": text,
+    "batch-sizes": text,
+    "batch-seeds": text,
+    "batch-programs": text,
+    "batch-concurrency": text,
+    "batch-workload": text,
+    "no-batch": { type: "boolean", default: false },
+    quick: { type: "boolean", default: false },
+    jobs: text,
+    json: text,
+    svg: text,
+    "from-json": text,
+  },
+});
+
+/** `1h+3h`: warm-up + window, each a duration as `--warmup` and `--duration` take it. */
+const windowPair = () =>
+  parsedText((raw: string): RunWindow => {
+    const parts = raw.split("+").map((p) => p.trim());
+    const check = duration({ allowZero: true });
+    if (parts.length !== 2 || parts.some((p) => !check.safeParse(p).success)) {
+      throw new Error("must be warm-up + window, e.g. 1h+3h");
+    }
+    return { warmup: parts[0], duration: parts[1] };
+  });
+
+const isGrid = (r: Result) => r.spec.programs === undefined;
+const isBatch = (r: Result) => r.spec.programs !== undefined;
+
+/** A cell's tr and default (and its oracle, where one ran), any of them missing from a `--from-json`. */
+interface Cell {
+  workload: string;
+  sizeGiB: number;
+  concurrency: number;
+  seed: number;
+  tr?: Result;
+  def?: Result;
+  oracle?: Result;
+}
+
+const cellName = (c: Cell) =>
+  `${c.workload}, ${c.sizeGiB} GiB, ${c.concurrency} programs, seed ${c.seed}`;
+const fix = (v: number | null | undefined, d: number) =>
+  v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(d);
+const mega = (v: number | undefined) => (v === undefined ? "–" : (v / 1e6).toFixed(1));
+const ratio = (a: number | null | undefined, b: number | null | undefined) =>
+  a === null || a === undefined || b === null || b === undefined || b === 0 ? null : a / b;
+const windowText = (w: RunWindow) =>
+  `${span(parseFlag("warmup", duration({ allowZero: true }), w.warmup))} warm-up + ${span(parseFlag("duration", duration(), w.duration))} window`;
+
+/** A markdown table; the columns named in `left` (text) align left, the rest (figures) right. */
+function markdown(head: string[], rows: string[][], left: readonly string[] = []): string {
+  return [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map((h) => (left.includes(h) ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ].join("\n");
+}
+
+interface Lists {
+  sizes: number[];
+  workloads: string[];
+  concurrency: number[];
+  seeds: number[];
+  batchSizes: number[];
+  batchSeeds: number[];
+}
+
+/**
+ * A list flag: as given, else (with `--from-json`) every value the saved runs hold, sorted,
+ * else the default; `present` reads a run's value.
+ */
+function listFlag<T extends number | string>(
+  key: keyof typeof DEFAULTS,
+  schema: z.ZodType<T[]>,
+  saved: Result[] | undefined,
+  present: (r: Result) => T,
+): T[] {
+  const raw = args[key];
+  if (raw === undefined && saved !== undefined) {
+    return [...new Set(saved.map(present))].sort((a, b) =>
+      typeof a === "number" && typeof b === "number" ? a - b : 0,
+    );
+  }
+  return parseFlag(key, schema, raw ?? DEFAULTS[key]);
+}
+
+function listsOf(saved: Result[] | undefined): Lists {
+  const grid = saved?.filter(isGrid);
+  const batch = saved?.filter(isBatch);
+  const tiered = (rs: Result[] | undefined) => rs?.filter((r) => r.spec.router !== "oracle");
+  const sizes = listOfItems(nonNegative());
+  const seeds = listOfItems(integer(0, MAX_INT));
+  const size = (r: Result) => r.spec.sizeGiB;
+  const seed = (r: Result) => r.spec.seed;
+  return {
+    sizes: listFlag("sizes", sizes, tiered(grid), size),
+    workloads: listFlag("workloads", list(), grid, (r) => r.spec.workload),
+    concurrency: listFlag(
+      "concurrency",
+      listOfItems(integer(1, 100_000)),
+      grid,
+      (r) => r.spec.concurrency,
+    ),
+    seeds: listFlag("seeds", seeds, grid, seed),
+    batchSizes: listFlag("batch-sizes", sizes, tiered(batch), size),
+    batchSeeds: listFlag("batch-seeds", seeds, batch, seed),
+  };
+}
+
+/**
+ * Each workload's window: claude-code's own (`--claude-window`, which wins over `--quick`),
+ * else `--quick`'s, else the hour.
+ */
+function windowOf(workload: string): RunWindow {
+  const claude = parseFlag(
+    "claude-window",
+    windowPair(),
+    args["claude-window"] ?? DEFAULTS["claude-window"],
+  );
+  if (workload === "claude-code" && (args["claude-window"] !== undefined || !args.quick)) {
+    return claude;
+  }
+  return args.quick ? QUICK_WINDOW : HOUR_WINDOW;
+}
+
+function specsOf(l: Lists): TierRun[] {
+  const top = Math.max(...l.concurrency);
+  const grid: TierRun[] = [];
+  for (const workload of l.workloads) {
+    const window = windowOf(workload);
+    for (const seed of l.seeds) {
+      grid.push({ workload, seed, router: "oracle", sizeGiB: 0, concurrency: top, window });
+      for (const sizeGiB of l.sizes) {
+        for (const concurrency of l.concurrency) {
+          for (const router of ["default", "tr"] as const) {
+            grid.push({ workload, seed, router, sizeGiB, concurrency, window });
+          }
+        }
+      }
+    }
+  }
+  // Longest windows first, so the pool does not end on one long run.
+  const simMs = (s: TierRun) => {
+    const o = tierOptions(s);
+    return o.warmupMs + o.durationMs;
+  };
+  grid.sort((a, b) => simMs(b) - simMs(a));
+  if (args["no-batch"]) return grid;
+  const workload = args["batch-workload"] ?? DEFAULTS["batch-workload"];
+  const pick = (key: "batch-programs" | "batch-concurrency", quick: string) =>
+    parseFlag(key, integer(1, 100_000), args[key] ?? (args.quick ? quick : DEFAULTS[key]));
+  const programs = pick("batch-programs", QUICK_BATCH.programs);
+  const concurrency = pick("batch-concurrency", QUICK_BATCH.concurrency);
+  const batch: TierRun[] = [];
+  for (const seed of l.batchSeeds) {
+    batch.push({ workload, seed, router: "oracle", sizeGiB: 0, concurrency, programs });
+    for (const sizeGiB of l.batchSizes) {
+      for (const router of ["default", "tr"] as const) {
+        batch.push({ workload, seed, router, sizeGiB, concurrency, programs });
+      }
+    }
+  }
+  return [...batch, ...grid];
+}
+
+function cellsOf(results: Result[], l: Lists, workload: string): Cell[] {
+  const grid = results.filter(isGrid);
+  const top = Math.max(...l.concurrency);
+  const find = (router: string, seed: number, sizeGiB: number, concurrency: number) =>
+    grid.find(
+      (r) =>
+        r.spec.workload === workload &&
+        r.spec.router === router &&
+        r.spec.seed === seed &&
+        r.spec.concurrency === concurrency &&
+        (router === "oracle" || r.spec.sizeGiB === sizeGiB),
+    );
+  const cells: Cell[] = [];
+  for (const sizeGiB of l.sizes) {
+    for (const concurrency of l.concurrency) {
+      for (const seed of l.seeds) {
+        cells.push({
+          workload,
+          sizeGiB,
+          concurrency,
+          seed,
+          tr: find("tr", seed, sizeGiB, concurrency),
+          def: find("default", seed, sizeGiB, concurrency),
+          oracle: concurrency === top ? find("oracle", seed, 0, top) : undefined,
+        });
+      }
+    }
+  }
+  return cells;
+}
+
+const trOverDefault = (c: Cell) => ratio(c.tr?.stepsPerMin, c.def?.stepsPerMin);
+const p99OverDefault = (c: Cell) => ratio(c.tr?.stepP99S, c.def?.stepP99S);
+
+function workloadTable(cells: Cell[], workload: string, window: string): string {
+  const rows = cells.map((c) => [
+    String(c.sizeGiB),
+    String(c.concurrency),
+    String(c.seed),
+    fix(c.tr?.stepsPerMin, 1),
+    fix(c.def?.stepsPerMin, 1),
+    fix(trOverDefault(c), 2),
+    fix(ratio(c.tr?.stepsPerMin, c.oracle?.stepsPerMin), 2),
+    fix(c.tr?.stepP99S, 0),
+    fix(c.def?.stepP99S, 0),
+    fix(c.tr?.longestWaitS, 0),
+    mega(c.tr?.prefilled),
+    mega(c.def?.prefilled),
+  ]);
+  const oracles = cells
+    .filter((c) => c.oracle !== undefined && c.sizeGiB === cells[0].sizeGiB)
+    .map(
+      (c) =>
+        `seed ${c.seed}: ${fix(c.oracle?.stepsPerMin, 1)} steps/min, step p99 ${fix(c.oracle?.stepP99S, 0)} s, ${mega(c.oracle?.prefilled)} M re-prefilled`,
+    );
+  const example = cells.find((c) => c.tr !== undefined)?.tr?.command;
+  return [
+    `### ${workload}: ${window}`,
+    "",
+    markdown(
+      [
+        "host tier per engine (GiB)",
+        "programs",
+        "seed",
+        "tr steps/min",
+        "default steps/min",
+        "tr ÷ default",
+        "tr ÷ oracle",
+        "tr step p99 (s)",
+        "default step p99 (s)",
+        "tr longest wait (s)",
+        "re-prefilled M, tr",
+        "re-prefilled M, default",
+      ],
+      rows,
+    ),
+    "",
+    ...(oracles.length === 0
+      ? []
+      : [
+          `Oracle (unbounded GPU KV, no tier, ${cells.find((c) => c.oracle)?.concurrency} programs): ${oracles.join("; ")}.`,
+        ]),
+    ...(example === undefined
+      ? []
+      : [
+          `Command of a cell: \`${example}\`; the same with \`--router default\`, \`--router oracle\` (\`--kv-offloading-size 0\`) and each size, concurrency and seed.`,
+        ]),
+  ].join("\n");
+}
+
+function batchTable(results: Result[], l: Lists): string | null {
+  const batch = results.filter(isBatch);
+  if (batch.length === 0) return null;
+  const { workload, programs, concurrency } = batch[0].spec;
+  const rows: string[][] = [];
+  for (const sizeGiB of l.batchSizes) {
+    for (const seed of l.batchSeeds) {
+      const find = (router: string) =>
+        batch.find(
+          (r) =>
+            r.spec.router === router &&
+            r.spec.seed === seed &&
+            (router === "oracle" || r.spec.sizeGiB === sizeGiB),
+        );
+      const def = find("default");
+      for (const router of ["default", "tr", "oracle"]) {
+        const r = find(router);
+        rows.push([
+          String(sizeGiB),
+          String(seed),
+          router === "oracle" ? "oracle (no tier)" : router,
+          fix(r?.batch?.makespanS, 0),
+          fix(r?.batch?.completionP99S, 0),
+          fix(r?.batch?.firstResponseSpreadS, 0),
+          fix(ratio(r?.batch?.makespanS, def?.batch?.makespanS), 2),
+          fix(ratio(r?.batch?.firstResponseSpreadS, def?.batch?.firstResponseSpreadS), 2),
+        ]);
+      }
+    }
+  }
+  return [
+    `### Fixed batch: ${programs} ${workload} programs, ${concurrency} at a time, run until the last ends`,
+    "",
+    markdown(
+      [
+        "host tier per engine (GiB)",
+        "seed",
+        "router",
+        "makespan (s)",
+        "program completion p99 (s)",
+        "first-response spread (s)",
+        "makespan ÷ default",
+        "spread ÷ default",
+      ],
+      rows,
+      ["router"],
+    ),
+    "",
+    `Command: \`${batch.find((r) => r.spec.router === "tr")?.command ?? batch[0].command}\`, and the same per router and size.`,
+  ].join("\n");
+}
+
+/** The lowest (or highest) of `cells` by `f`, with its cell; undefined when none has the figure. */
+function extreme(cells: Cell[], f: (c: Cell) => number | null, which: "lowest" | "highest") {
+  const sign = which === "lowest" ? 1 : -1;
+  let best: { v: number; cell: Cell } | undefined;
+  for (const cell of cells) {
+    const v = f(cell);
+    if (v !== null && (best === undefined || sign * v < sign * best.v)) best = { v, cell };
+  }
+  return best;
+}
+
+const withCell = (x: { v: number; cell: Cell } | undefined) =>
+  x === undefined ? "–" : `${x.v.toFixed(2)} (${cellName(x.cell)})`;
+const seedsText = (seeds: number[]) => `seed${seeds.length > 1 ? "s" : ""} ${seeds.join(", ")}`;
+
+function summary(cells: Cell[], l: Lists): string {
+  const rows = l.sizes.map((size) => {
+    const at = cells.filter((c) => c.sizeGiB === size);
+    const ratios = at.map(trOverDefault).filter((v): v is number => v !== null);
+    return [
+      String(size),
+      `${ratios.length} of ${at.length}`,
+      withCell(extreme(at, trOverDefault, "lowest")),
+      ratios.length === 0 ? "–" : mean(ratios).toFixed(2),
+      withCell(extreme(at, p99OverDefault, "highest")),
+    ];
+  });
+  return [
+    `### Per tier, over ${l.workloads.join(", ")} × ${l.concurrency.join(", ")} programs × ${seedsText(l.seeds)}`,
+    "",
+    markdown(
+      [
+        "host tier per engine (GiB)",
+        "cells measured",
+        "lowest tr ÷ default",
+        "mean tr ÷ default",
+        "highest tr step p99 ÷ default step p99",
+      ],
+      rows,
+      ["lowest tr ÷ default", "highest tr step p99 ÷ default step p99"],
+    ),
+  ].join("\n");
+}
+
+const COLOURS = ["#2f5fb3", "#1a7f37", "#b35900", "#7f3fbf", "#7f8c8d", "#c0392b"];
+
+/** tr ÷ default against the tier size, a line per workload and concurrency, mean over seeds. */
+function chart(cells: Cell[], l: Lists): string {
+  const series = l.workloads.flatMap((workload, w) =>
+    l.concurrency.map((c, k) => ({
+      label: `${workload}, ${c}`,
+      colour: COLOURS[w % COLOURS.length],
+      dashed: k < l.concurrency.length - 1,
+      ys: l.sizes.map((size) => {
+        const rs = cells
+          .filter((x) => x.workload === workload && x.concurrency === c && x.sizeGiB === size)
+          .map(trOverDefault)
+          .filter((v): v is number => v !== null);
+        return rs.length === 0 ? Number.NaN : mean(rs);
+      }),
+    })),
+  );
+  return lineChart({
+    title: `tr ÷ default steps/min (mean of ${seedsText(l.seeds)}; dashed: fewer programs)`,
+    xLabel: "host KV tier per engine (GiB)",
+    xs: l.sizes,
+    yStep: 0.5,
+    series: series.filter((s) => s.ys.every(Number.isFinite)),
+  });
+}
+
+const readResults = (files: string) =>
+  readRuns<Result>(files, ({ spec: s }) => [
+    s.workload,
+    s.seed,
+    s.router,
+    s.router === "oracle" ? 0 : s.sizeGiB,
+    s.concurrency,
+    s.programs ?? 0,
+  ]);
+
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const saved = args["from-json"] === undefined ? undefined : readResults(args["from-json"]);
+  const l = listsOf(saved);
+  let results: Result[];
+  if (saved !== undefined) {
+    results = saved;
+  } else {
+    // Bad flags (a workload, a window) fail here, once, rather than in every child.
+    const specs = specsOf(l);
+    const jobs = jobsOf(args.jobs);
+    process.stderr.write(`# ${specs.length} runs, ${jobs} at a time\n`);
+    results = await runInChildren<TierRun, Result>(
+      fileURLToPath(import.meta.url),
+      specs,
+      jobs,
+      (r) =>
+        `${r.spec.workload} ${r.spec.router} ${r.spec.sizeGiB} GiB C=${r.spec.concurrency} seed ${r.spec.seed}${r.batch === undefined ? `: ${r.stepsPerMin.toFixed(1)} steps/min` : `, batch of ${r.spec.programs}: makespan ${fix(r.batch.makespanS, 0)} s`} (${r.wallS.toFixed(0)} s wall)`,
+    );
+    process.stderr.write(wallLine(results, t0));
+    if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+  }
+  if (l.workloads.length === 0 || l.sizes.length === 0) {
+    throw new ConfigError("--from-json", "holds no grid runs");
+  }
+  const windows = l.workloads.map((w) => {
+    const run = results.find((r) => isGrid(r) && r.spec.workload === w && r.spec.window);
+    return windowText(run?.spec.window ?? windowOf(w));
+  });
+  const cells = l.workloads.flatMap((w) => cellsOf(results, l, w));
+  const out = [
+    `## tr and default over host KV tiers: 2 × llama-3.1-8b-h100, 26,000 KV blocks per engine, host tiers ${l.sizes.join(", ")} GiB per engine, ${l.concurrency.join(", ")} programs, ${seedsText(l.seeds)}; the oracle at ${Math.max(...l.concurrency)} programs\n\nWindows: ${l.workloads.map((w, i) => `${w} ${windows[i]}`).join("; ")}.`,
+    ...l.workloads.map((w, i) =>
+      workloadTable(
+        cells.filter((c) => c.workload === w),
+        w,
+        windows[i],
+      ),
+    ),
+  ];
+  const batch = batchTable(results, l);
+  if (batch !== null) out.push(batch);
+  out.push(summary(cells, l));
+  out.push(
+    `minimum tr ÷ default over the grid: ${withCell(extreme(cells, trOverDefault, "lowest"))}`,
+  );
+  process.stdout.write(`${out.join("\n\n")}\n`);
+  if (args.svg !== undefined) writeFileSync(args.svg, chart(cells, l));
+}
+
+await benchEntry("bench-tier-grid", args.one, runTier<TierRun>, main);
