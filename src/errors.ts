@@ -31,6 +31,7 @@ export type ErrorCode =
   | "queue_timeout"
   | "client_closed"
   | "no_healthy_backend"
+  | "stored_response_unavailable"
   | "backend_unreachable"
   | "backend_error"
   | "paused_too_long"
@@ -159,6 +160,19 @@ export const Errors = {
     new MaitredError(503, "no_healthy_backend", "No healthy backend is available.", {
       headers: { "retry-after": String(retryAfterSeconds) },
     }),
+  /**
+   * The request continues a response stored on one backend only (`previous_response_id`), and
+   * that backend is unhealthy or gone: served anywhere else it would find no such response.
+   */
+  storedResponseUnavailable: (backend: string, why: "unhealthy" | "unknown") =>
+    new MaitredError(
+      503,
+      "stored_response_unavailable",
+      why === "unhealthy"
+        ? `Backend ${backend}, which stores the response this request continues, is unhealthy; retry when it is back.`
+        : `Backend ${backend}, which stored the response this request continues, is no longer configured.`,
+      { param: "previous_response_id", headers: { "retry-after": "1" } },
+    ),
   backendUnreachable: (backend: string, cause?: unknown) =>
     new MaitredError(502, "backend_unreachable", `Backend ${backend} is unreachable.`, { cause }),
   backendIncomplete: (backend: string) =>

@@ -82,6 +82,8 @@ export function unpark(state: SchedulerState, r: RequestRecord): void {
   if (i < 0) return;
   p.parked.splice(i, 1);
   if (p.parked.length === 0 && state.queue.has(p)) state.waitingPrograms--;
+  // A pin lasts while a request of the program waits for its backend (pinned-backend.ts).
+  if (p.parked.length === 0) p.pinnedBackend = null;
   refreshProgram(state, p);
 }
 

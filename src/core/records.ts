@@ -40,6 +40,11 @@ export interface ProgramRecord {
   backend: BackendBook | null;
   /** Backend it was paused from; resume prefers it while its prefix may still be cached. */
   originBackend: string | null;
+  /**
+   * The backend a request of it continues state on (a stored response): while that request
+   * waits, the program is placed there or nowhere (pinned-backend.ts).
+   */
+  pinnedBackend: string | null;
   /** False until first placed: such programs form the "new" resume group. */
   placedOnce: boolean;
   /** Tokens this program counts for in its backend's books (its footprint). */
