@@ -71,6 +71,11 @@ export interface PreparedRequest {
   classClamped: boolean;
   /** The budget its program is asked to run under (program-budget.ts); undefined = none. */
   budget: ProgramBudget | undefined;
+  /**
+   * The stored response a Responses request continues (`previous_response_id`): its backend
+   * is the only one that can serve it (response-homes.ts); null = none.
+   */
+  previousResponseId: string | null;
   body: Buffer;
 }
 
@@ -271,6 +276,10 @@ export function prepareRequest(
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,
     budget,
+    previousResponseId:
+      endpoint === "responses" && typeof body.previous_response_id === "string"
+        ? body.previous_response_id
+        : null,
     body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
   };
 }

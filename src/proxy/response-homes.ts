@@ -3,8 +3,9 @@
  * the program it belongs to. A backend keeps its responses to itself (vLLM's store is in its
  * own memory), so a request naming one (`previous_response_id`, `GET`/`DELETE
  * /v1/responses/{id}`, `/cancel`) must reach that backend: the request continuing a chain
- * belongs to the same program (program-identity.ts), which stays on its backend, and the
- * routes that read or end a response go straight to it (responses-passthrough.ts).
+ * belongs to the same program (program-identity.ts) and is pinned to that backend, where the
+ * core serves it or nowhere (completion/seat.ts, core/pinned-backend.ts), and the routes that
+ * read or end a response go straight to it (responses-passthrough.ts).
  *
  * Bounded: the oldest ids are forgotten past MAX_RESPONSE_HOMES (a response's id is the only
  * key, and a router never learns when a backend drops one).
