@@ -17,8 +17,9 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *      (program-moves.ts `detachForReplacement`), and is placed as a program with no backend;
  *   4. placing it (arrival, the resume pass's cases, the idle seat) considers that backend
  *      alone; without room there it waits, and when overdue room is made there.
- * The pin is the program's while a request of it waits: it ends when none is parked any more
- * (dispatched, refused, or gone: program-moves.ts `dispatchRequest`, queue.ts `unpark`).
+ * The pin is the program's while a pinned request of it waits: it ends when none is parked any
+ * more (dispatched, refused, or gone: program-moves.ts `dispatchRequest`, queue.ts `unpark`),
+ * so a request that continues nothing no longer waits for that backend once the pinned one left.
  */
 
 /** Cases 1 and 2: why the arrival is refused, or null. */

@@ -41,8 +41,8 @@ export interface ProgramRecord {
   /** Backend it was paused from; resume prefers it while its prefix may still be cached. */
   originBackend: string | null;
   /**
-   * The backend a request of it continues state on (a stored response): while that request
-   * waits, the program is placed there or nowhere (pinned-backend.ts).
+   * The pin of its parked requests (pinned-backend.ts): while a request that continues state
+   * one backend holds waits, the program is placed there or nowhere.
    */
   pinnedBackend: string | null;
   /** False until first placed: such programs form the "new" resume group. */
@@ -151,6 +151,8 @@ export interface RequestRecord {
   firstByte: boolean;
   /** It starts a step (not a retry) not yet counted against the steps budget (budget.ts). */
   countsStep: boolean;
+  /** The backend holding the state it continues (pinned-backend.ts); null = any. */
+  readonly pinnedBackend: string | null;
 }
 
 export interface BackendBook {

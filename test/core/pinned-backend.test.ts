@@ -95,6 +95,15 @@ test("a parked pinned request is refused when its backend turns unhealthy; the p
   assert.equal(h.dispatchOf("p3")?.backendId, "b0");
 });
 
+test("once its pinned request has gone, a program's other waiting request goes where there is room", () => {
+  const h = pinnedToFullBackend();
+  h.arrive("p3", "P", 100); // continues nothing, waits with p2 for b1
+  assert.equal(h.dispatchOf("p3"), undefined);
+  h.finish("p2", "client_closed");
+  h.tick({ b0: h.sample(1000, { running: 0, waiting: 0 }) });
+  assert.equal(h.dispatchOf("p3")?.backendId, "b0");
+});
+
 test("a program's requests pinned to two backends: the second is refused", () => {
   const h = pinnedToFullBackend();
   h.arrive("p3", "P", 100, pin("b0"));
