@@ -12,31 +12,39 @@
  * socket read each event also costs a reader is not in it: `npm run bench:proxy` measures
  * that, with bare TCP and HTTP relays beside the router.
  *
- *   node scripts/bench-events.ts [--seconds 2]
+ * With `--apis chat,messages,responses` the same for the agent APIs' streams (the Anthropic
+ * Messages and OpenAI Responses events vLLM writes), through their relay
+ * (src/proxy/agent-sse-relay.ts) and rebuild (src/proxy/rebuild-agent-answer.ts).
+ *
+ *   node scripts/bench-events.ts [--seconds 2] [--apis chat]
  */
 import { parseArgs } from "node:util";
+import { createAgentSseRelay } from "../src/proxy/agent-sse-relay.ts";
+import { createAgentRebuilder } from "../src/proxy/rebuild-agent-answer.ts";
 import { createCompletionRebuilder } from "../src/proxy/rebuild-completion.ts";
 import { createSseRelay } from "../src/proxy/sse-relay.ts";
 import { markdownTable } from "./proxy-bench-kit.ts";
-import { StreamEvents } from "./vllm-like-upstream.ts";
+import { type Api, answerEvents } from "./vllm-like-upstream.ts";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "2" } } });
+const { values } = parseArgs({
+  options: { seconds: { type: "string", default: "2" }, apis: { type: "string", default: "chat" } },
+});
+const apis = values.apis.split(",") as Api[];
+for (const api of apis)
+  if (!["chat", "messages", "responses"].includes(api))
+    throw new Error(`--apis lists chat, messages, responses, not ${api}`);
 const seconds = Number(values.seconds);
 if (!(seconds > 0)) throw new Error(`--seconds must be a number > 0, not ${values.seconds}`);
 
 /** The chunks of one streamed answer of `tokens` tokens, usage included. */
-function chunks(tokens: number): Buffer[] {
-  const events = new StreamEvents(
-    "chatcmpl-bench",
-    1_764_000_000,
-    "meta-llama/Llama-3.1-8B-Instruct",
-    {
-      tokens,
-      stream: true,
-      includeUsage: true,
-      promptTokens: 1000,
-    },
-  );
+function chunks(api: Api, tokens: number): Buffer[] {
+  const events = answerEvents("chatcmpl-bench", 1_764_000_000, "meta-llama/Llama-3.1-8B-Instruct", {
+    api,
+    tokens,
+    stream: true,
+    includeUsage: true,
+    promptTokens: 1000,
+  });
   const out: Buffer[] = [];
   for (let k = 0; k < events.total; k++) out.push(Buffer.from(events.event(k)));
   return out;
@@ -58,33 +66,41 @@ function measure(stream: Buffer[], one: (stream: Buffer[]) => void): number {
   return (used.user + used.system) / events;
 }
 
-function streamed(stream: Buffer[]): void {
-  const relay = createSseRelay(true, ignore);
+const streamed = (api: Api) => (stream: Buffer[]) => {
+  const relay = api === "chat" ? createSseRelay(true, ignore) : createAgentSseRelay(api, ignore);
   for (const c of stream) relay.push(c);
   relay.flush();
   if (relay.usage === null) throw new Error("the relay read no usage");
-}
+};
 
-function plain(stream: Buffer[]): void {
-  const r = createCompletionRebuilder(
-    { endpoint: "chat", flavour: "vllm", toolCallContent: null },
-    ignore,
-  );
+const plain = (api: Api) => (stream: Buffer[]) => {
+  const r =
+    api === "chat"
+      ? createCompletionRebuilder(
+          { endpoint: "chat", flavour: "vllm", toolCallContent: null },
+          ignore,
+        )
+      : createAgentRebuilder(api, ignore);
   for (const c of stream) r.push(c);
   if (r.finish()?.status !== 200) throw new Error("the rebuild made no answer");
-}
+};
 
 const rows: string[][] = [];
 for (const tokens of [4, 64, 512]) {
-  const stream = chunks(tokens);
-  rows.push([
-    String(tokens),
-    String(stream.length),
-    measure(stream, streamed).toFixed(2),
-    measure(stream, plain).toFixed(2),
-  ]);
+  for (const api of apis) {
+    const stream = chunks(api, tokens);
+    rows.push([
+      api,
+      String(tokens),
+      String(stream.length),
+      measure(stream, streamed(api)).toFixed(2),
+      measure(stream, plain(api)).toFixed(2),
+    ]);
+  }
 }
 console.log(
   `CPU µs per event, maitred's per-event code alone (${seconds} s a case, one event per chunk):\n`,
 );
-console.log(markdownTable(["tokens", "events", "streamed (relay)", "plain (rebuild)"], rows));
+console.log(
+  markdownTable(["api", "tokens", "events", "streamed (relay)", "plain (rebuild)"], rows, 2),
+);

@@ -8,7 +8,9 @@
  * and for a stream, at 4, 64 and 512 tokens, from a fixed number of keep-alive connections
  * for a fixed time. Per row: requests per second both ways and, read from the router
  * process's own CPU time (/proc/<pid>/stat), its CPU per request and per SSE event the
- * upstream wrote (counted by the upstream, so exact). Three upstreams, one table:
+ * upstream wrote (counted by the upstream, so exact). With `--apis chat,messages,responses`
+ * each case runs once per API (the vLLM-like upstream serves the Anthropic Messages and OpenAI
+ * Responses streams too; the fast one only chat). Three upstreams, one table:
  *
  *   - `vllm`: vllm-like-upstream.ts, which writes one SSE event per engine step, each in its
  *     own write, as vLLM does (steps every turn of its event loop unless --interval-ms);
@@ -41,6 +43,7 @@
  *                               [--token-seconds 4] [--token-connections 16]
  *                               [--upstreams vllm,vllm-one-write,fast] [--interval-ms 0]
  *                               [--token-cases plain:4:64,streamed:512:16,…]
+ *                               [--apis chat,messages,responses]
  *                               [--router-cpu-profile-dir DIR] [--router-args="…"]
  *                               [--router tr|default] [--upstream-stream always|as-client]
  *                               [--phases tokens,latency,throughput,sse,body]
@@ -65,7 +68,7 @@ import {
   startTcpRelay,
   tokenRequestBody,
 } from "./proxy-bench-kit.ts";
-import type { UpstreamStats } from "./vllm-like-upstream.ts";
+import { API_PATHS, type Api, type UpstreamStats } from "./vllm-like-upstream.ts";
 
 interface LoadCommand {
   kind: "latency" | "throughput" | "sse" | "body" | "tokens";
@@ -78,6 +81,8 @@ interface LoadCommand {
   /** `tokens` phase: whether the client asks for a stream, and the answer's length. */
   stream?: boolean;
   tokens?: number;
+  /** `tokens` phase: the API asked. */
+  api?: Api;
 }
 
 /** Chunks per SSE stream in phase 3, written SSE_GROUP at a time. */
@@ -302,6 +307,7 @@ async function runLoad(cmd: LoadCommand): Promise<Record<string, number>> {
       tokens: cmd.tokens ?? 8,
       connections: cmd.connections,
       seconds: cmd.seconds,
+      api: cmd.api,
     });
     return { ...r };
   }
@@ -412,6 +418,7 @@ async function stopProfile(session: Session, file: string): Promise<void> {
 // ─── tokens phase: router CPU per request and per event, by answer length ──────────────────
 /** One row of the tokens table: a client kind and answer length at a number of connections. */
 interface TokenCase {
+  api: Api;
   stream: boolean;
   tokens: number;
   connections: number;
@@ -447,8 +454,8 @@ type Load = (
 ) => Promise<Record<string, number>>;
 
 /** Plain and streamed clients at 4, 64 and 512 tokens; small plain answers also at 64 connections. */
-function tokenCases(connections: number): TokenCase[] {
-  return [
+function tokenCases(connections: number, apis: Api[]): TokenCase[] {
+  const cases = [
     { stream: false, tokens: 4, connections },
     { stream: false, tokens: 4, connections: 64 },
     { stream: false, tokens: 64, connections },
@@ -457,6 +464,9 @@ function tokenCases(connections: number): TokenCase[] {
     { stream: true, tokens: 64, connections },
     { stream: true, tokens: 512, connections },
   ];
+  // Each case once per API, one after the other, so that ratios between APIs come from runs
+  // close in time.
+  return cases.flatMap((c) => apis.map((api) => ({ api, ...c })));
 }
 
 /**
@@ -465,25 +475,33 @@ function tokenCases(connections: number): TokenCase[] {
  * SSE events in a stream (maitred adds the usage event the client did not ask for upstream and
  * takes it out again). A broken relay would otherwise show up as a fast one.
  */
-async function checkAnswers(direct: string, router: string, tokens = 4): Promise<void> {
+async function checkAnswers(direct: string, router: string, api: Api, tokens = 4): Promise<void> {
   const ask = async (url: string, stream: boolean) => {
-    const res = await fetch(`${url}/v1/chat/completions`, {
+    const res = await fetch(`${url}${API_PATHS[api]}`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: tokenRequestBody("check", stream, tokens),
+      body: tokenRequestBody("check", stream, tokens, api),
     });
     const text = await res.text();
     if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
     return text;
   };
-  type Plain = { choices?: { message?: { content?: string } }[]; usage?: Record<string, number> };
+  type Plain = {
+    choices?: { message?: { content?: string } }[];
+    content?: { text?: string }[];
+    output?: { content?: { text?: string }[] }[];
+    usage?: Record<string, number>;
+  };
   const d = JSON.parse(await ask(direct, false)) as Plain;
   const r = JSON.parse(await ask(router, false)) as Plain;
-  const text = (p: Plain) => p.choices?.[0]?.message?.content;
-  if (text(r) !== text(d) || r.usage?.completion_tokens !== tokens) {
+  const text = (p: Plain) =>
+    p.choices?.[0]?.message?.content ?? p.content?.[0]?.text ?? p.output?.[0]?.content?.[0]?.text;
+  const completion = (p: Plain) => p.usage?.completion_tokens ?? p.usage?.output_tokens;
+  if (text(r) !== text(d) || completion(r) !== tokens) {
     throw new Error(`plain answer through the router differs: ${JSON.stringify(r)}`);
   }
-  const events = (body: string) => body.split("\n\n").filter((e) => e.startsWith("data:")).length;
+  const events = (body: string) =>
+    body.split("\n\n").filter((e) => e.startsWith("data:") || e.startsWith("event:")).length;
   const ds = events(await ask(direct, true));
   const rs = events(await ask(router, true));
   if (ds !== rs) throw new Error(`stream through the router has ${rs} events, directly ${ds}`);
@@ -524,10 +542,12 @@ async function measureTokens(
     return { result, cpu, requests, events: s1.events - s0.events, writes: s1.writes - s0.writes };
   };
   try {
-    await checkAnswers(upstream.url, router.url);
+    const apis = [...new Set(cases.map((c) => c.api))];
+    for (const api of apis) await checkAnswers(upstream.url, router.url, api);
     for (const url of [upstream.url, router.url, relay.url, httpRelay.url])
       for (const stream of [false, true])
-        await load({ kind: "tokens", url, stream, tokens: 64, connections: 16, seconds: 1 });
+        for (const api of apis)
+          await load({ kind: "tokens", url, stream, api, tokens: 64, connections: 16, seconds: 1 });
     const rows: TokenRow[] = [];
     for (const c of cases) {
       const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
@@ -566,6 +586,7 @@ function tokensTable(rows: TokenRow[]): string {
   return markdownTable(
     [
       "upstream",
+      "api",
       "client",
       "tokens",
       "connections",
@@ -584,6 +605,7 @@ function tokensTable(rows: TokenRow[]): string {
     ],
     rows.map((r) => [
       `\`${r.upstream}\``,
+      r.api,
       r.stream ? "streamed" : "plain",
       String(r.tokens),
       String(r.connections),
@@ -600,7 +622,7 @@ function tokensTable(rows: TokenRow[]): string {
       (r.writes / r.requests).toFixed(0),
       `${Math.round((r.router_cpu_s / r.router_seconds) * 100)} %`,
     ]),
-    2,
+    3,
   );
 }
 
@@ -611,32 +633,39 @@ function tokensTable(rows: TokenRow[]): string {
  */
 function marginalLines(rows: TokenRow[]): string {
   const out: string[] = [];
-  for (const upstream of new Set(rows.map((r) => r.upstream))) {
-    const parts: string[] = [];
-    for (const stream of [false, true]) {
-      const at = (tokens: number) =>
-        rows.find((r) => r.upstream === upstream && r.stream === stream && r.tokens === tokens);
-      const a = at(64);
-      const b = at(512);
-      if (!a || !b) continue;
-      const between = b.events / b.requests - a.events / a.requests;
-      const perEvent = (b.cpu_us_per_request - a.cpu_us_per_request) / between;
-      parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
-      // A plain answer passes the relay as one body, so only its streams say what an event costs.
-      if (stream) {
-        const bare =
-          (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) /
-          (b.relay_events_per_request - a.relay_events_per_request);
-        const http =
-          (b.http_relay_cpu_us_per_request - a.http_relay_cpu_us_per_request) /
-          (b.http_relay_events_per_request - a.http_relay_events_per_request);
-        parts.push(
-          `the bare TCP relay streamed ${bare.toFixed(2)} µs, the bare HTTP relay ${http.toFixed(2)} µs`,
-        );
+  for (const upstream of new Set(rows.map((r) => r.upstream)))
+    for (const api of new Set(rows.map((r) => r.api))) {
+      const parts: string[] = [];
+      for (const stream of [false, true]) {
+        const at = (tokens: number) =>
+          rows.find(
+            (r) =>
+              r.upstream === upstream &&
+              r.api === api &&
+              r.stream === stream &&
+              r.tokens === tokens,
+          );
+        const a = at(64);
+        const b = at(512);
+        if (!a || !b) continue;
+        const between = b.events / b.requests - a.events / a.requests;
+        const perEvent = (b.cpu_us_per_request - a.cpu_us_per_request) / between;
+        parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
+        // A plain answer passes the relay as one body, so only its streams say what an event costs.
+        if (stream) {
+          const bare =
+            (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) /
+            (b.relay_events_per_request - a.relay_events_per_request);
+          const http =
+            (b.http_relay_cpu_us_per_request - a.http_relay_cpu_us_per_request) /
+            (b.http_relay_events_per_request - a.http_relay_events_per_request);
+          parts.push(
+            `the bare TCP relay streamed ${bare.toFixed(2)} µs, the bare HTTP relay ${http.toFixed(2)} µs`,
+          );
+        }
       }
+      if (parts.length > 0) out.push(`- \`${upstream}\`, ${api}: ${parts.join(", ")}`);
     }
-    if (parts.length > 0) out.push(`- \`${upstream}\`: ${parts.join(", ")}`);
-  }
   return out.length === 0
     ? ""
     : `Router CPU per additional event (512 tokens less 64, per event between):\n${out.join("\n")}`;
@@ -658,6 +687,7 @@ async function main(): Promise<void> {
       "token-seconds": { type: "string", default: "4" },
       "token-connections": { type: "string", default: "16" },
       upstreams: { type: "string", default: "vllm,vllm-one-write,fast" },
+      apis: { type: "string", default: "chat" },
       "interval-ms": { type: "string", default: "0" },
       "router-args": { type: "string", default: "" },
       "router-cpu-profile-dir": { type: "string" },
@@ -696,7 +726,11 @@ async function main(): Promise<void> {
     const only = (args["token-cases"] as string | undefined)?.split(",");
     const caseName = (c: TokenCase) =>
       `${c.stream ? "streamed" : "plain"}:${c.tokens}:${c.connections}`;
-    const all = tokenCases(Number(args["token-connections"]));
+    const apis = (args.apis as string).split(",") as Api[];
+    for (const api of apis)
+      if (!(api in API_PATHS))
+        throw new Error(`--apis: no such API ${api} (chat, messages, responses)`);
+    const all = tokenCases(Number(args["token-connections"]), apis);
     const unknown = only?.filter((name) => !all.some((c) => caseName(c) === name)) ?? [];
     if (unknown.length > 0) {
       throw new Error(

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
 import { startMaitredProcess, stopProcess } from "../src/bench/maitred-process.ts";
-import { DEFAULT_MODEL, type UpstreamStats } from "./vllm-like-upstream.ts";
+import { API_PATHS, type Api, DEFAULT_MODEL, type UpstreamStats } from "./vllm-like-upstream.ts";
 
 // ─── CPU time of another process ────────────────────────────────────────────────────────────
 /** Kernel clock ticks per second, the unit of utime and stime in /proc/<pid>/stat. */
@@ -144,6 +144,8 @@ export interface TokenLoad {
   tokens: number;
   connections: number;
   seconds: number;
+  /** The API asked (chat completions by default); the program id goes where its clients put it. */
+  api?: Api;
 }
 
 export interface TokenLoadResult {
@@ -156,14 +158,38 @@ export interface TokenLoadResult {
 }
 
 /** A request as agent harnesses send it, with maitred's `program_id`, one program per loop. */
-export const tokenRequestBody = (programId: string, stream: boolean, tokens: number) =>
-  JSON.stringify({
+export const tokenRequestBody = (
+  programId: string,
+  stream: boolean,
+  tokens: number,
+  api: Api = "chat",
+) => {
+  const ask = "Summarise the tool output in one line.";
+  if (api === "messages")
+    return JSON.stringify({
+      model: DEFAULT_MODEL,
+      messages: [{ role: "user", content: ask }],
+      max_tokens: tokens,
+      stream,
+      metadata: { user_id: JSON.stringify({ session_id: programId }) },
+    });
+  if (api === "responses")
+    return JSON.stringify({
+      model: DEFAULT_MODEL,
+      input: [{ type: "message", role: "user", content: ask }],
+      max_output_tokens: tokens,
+      stream,
+      store: false,
+      prompt_cache_key: programId,
+    });
+  return JSON.stringify({
     model: DEFAULT_MODEL,
-    messages: [{ role: "user", content: "Summarise the tool output in one line." }],
+    messages: [{ role: "user", content: ask }],
     max_tokens: tokens,
     stream,
     program_id: programId,
   });
+};
 
 /**
  * `connections` loops, each on its own keep-alive connection, each sending its next request
@@ -180,11 +206,11 @@ export async function runTokenLoad(load: TokenLoad): Promise<TokenLoadResult> {
   try {
     await Promise.all(
       Array.from({ length: load.connections }, async (_, i) => {
-        const body = tokenRequestBody(`agent-${i}`, load.stream, load.tokens);
+        const body = tokenRequestBody(`agent-${i}`, load.stream, load.tokens, load.api);
         while (performance.now() < end) {
           const res = await pool.request({
             method: "POST",
-            path: "/v1/chat/completions",
+            path: API_PATHS[load.api ?? "chat"],
             headers,
             body,
           });

@@ -2,7 +2,9 @@
  * A stand-in for vLLM's OpenAI server, light enough that the proxy benchmark measures maitred
  * rather than it, but writing what vLLM writes the way vLLM writes it:
  *
- *   - a streamed chat completion is one SSE event per engine step, each event its own
+ *   - a streamed chat completion is one SSE event per engine step (so are the Anthropic
+ *     Messages and the OpenAI Responses streams, `/v1/messages` and `/v1/responses`, with the
+ *     events vLLM writes before and after the tokens in those APIs), each event its own
  *     `res.write`: the role event and the first token, then one token per step, the last
  *     token with its `finish_reason`, then (when `stream_options.include_usage` is asked, as
  *     maitred always asks) a usage event with no choices, then `data: [DONE]`. A router in
@@ -53,7 +55,7 @@ export interface VllmLikeOptions {
 
 /** What the upstream wrote since it started. */
 export interface UpstreamStats {
-  /** Chat completions answered (plain or streamed). */
+  /** Chat completions (or Messages, Responses) answered, plain or streamed. */
   requests: number;
   /** SSE events written: role, tokens, usage and `[DONE]` each count one. */
   events: number;
@@ -84,16 +86,26 @@ export function answerText(n: number): string {
 /** Prompt tokens: roughly four bytes of request body per token, as for English text. */
 const promptTokensOf = (bodyBytes: number) => Math.max(1, Math.round(bodyBytes / 4));
 
+/** The API of a request: chat completions, Anthropic Messages or OpenAI Responses. */
+export type Api = "chat" | "messages" | "responses";
+
+export const API_PATHS: Record<Api, string> = {
+  chat: "/v1/chat/completions",
+  messages: "/v1/messages",
+  responses: "/v1/responses",
+};
+
 export interface ChatRequest {
+  api: Api;
   tokens: number;
   stream: boolean;
   includeUsage: boolean;
   promptTokens: number;
 }
 
-function parseChatRequest(raw: Buffer): ChatRequest {
+function parseChatRequest(raw: Buffer, api: Api): ChatRequest {
   const body = JSON.parse(raw.toString("utf8")) as Record<string, unknown>;
-  const max = body.max_completion_tokens ?? body.max_tokens;
+  const max = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens;
   const tokens = typeof max === "number" && max >= 1 ? Math.floor(max) : DEFAULT_MAX_TOKENS;
   const so = body.stream_options as Record<string, unknown> | null | undefined;
   // vLLM: usage is sent when stream_options is given and its include_usage is not false
@@ -101,11 +113,148 @@ function parseChatRequest(raw: Buffer): ChatRequest {
   const includeUsage =
     typeof so === "object" && so !== null && (so.include_usage ?? true) !== false;
   return {
+    api,
     tokens,
     stream: body.stream === true,
-    includeUsage,
+    // The agent APIs' streams always carry their usage.
+    includeUsage: api !== "chat" || includeUsage,
     promptTokens: promptTokensOf(raw.length),
   };
+}
+
+/** The SSE events of one streamed answer, built lazily one at a time. */
+export interface AnswerEvents {
+  readonly total: number;
+  /** Events before the first token's (written with it, at the first step). */
+  readonly lead: number;
+  event(k: number): string;
+}
+
+/**
+ * An Anthropic Messages stream as vLLM writes it: `message_start`, `content_block_start`, one
+ * `content_block_delta` per token, `content_block_stop`, `message_delta` (stop reason and
+ * usage), `message_stop`.
+ */
+class MessagesEvents implements AnswerEvents {
+  readonly total: number;
+  readonly lead = 2;
+  private readonly id: string;
+  private readonly model: string;
+  private readonly req: ChatRequest;
+
+  constructor(id: string, model: string, req: ChatRequest) {
+    this.id = id;
+    this.model = model;
+    this.req = req;
+    this.total = req.tokens + 5;
+  }
+
+  event(k: number): string {
+    const n = this.req.tokens;
+    const p = this.req.promptTokens;
+    if (k === 0)
+      return `event: message_start\ndata: {"type":"message_start","message":{"id":"${this.id}","type":"message","role":"assistant","content":[],"model":${JSON.stringify(this.model)},"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${p},"output_tokens":0}}}\n\n`;
+    if (k === 1)
+      return 'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n';
+    if (k < n + 2)
+      return `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${TOKENS[(k - 2) % TOKENS.length]}}}\n\n`;
+    if (k === n + 2)
+      return 'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n';
+    if (k === n + 3)
+      return `event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"input_tokens":${p},"output_tokens":${n}}}\n\n`;
+    return 'event: message_stop\ndata: {"type":"message_stop"}\n\n';
+  }
+}
+
+/**
+ * An OpenAI Responses stream as vLLM writes it: `response.created`, `response.in_progress`,
+ * `response.output_item.added`, `response.content_part.added`, one
+ * `response.output_text.delta` per token, then `response.output_text.done`,
+ * `response.content_part.done`, `response.output_item.done` (each with the whole text) and
+ * `response.completed` (the whole response with its usage).
+ */
+class ResponsesEvents implements AnswerEvents {
+  readonly total: number;
+  readonly lead = 4;
+  private readonly req: ChatRequest;
+  private readonly response: (status: string, output: string, usage: string) => string;
+  private readonly item: string;
+
+  constructor(id: string, created: number, model: string, req: ChatRequest) {
+    this.req = req;
+    this.total = req.tokens + 8;
+    this.item = `msg_${id}`;
+    this.response = (status, output, usage) =>
+      `{"id":"resp_${id}","object":"response","created_at":${created},"status":"${status}","model":${JSON.stringify(model)},"output":${output},"usage":${usage}}`;
+  }
+
+  private named(type: string, k: number, rest: string): string {
+    return `event: ${type}\ndata: {"type":"${type}","sequence_number":${k},${rest}}\n\n`;
+  }
+
+  event(k: number): string {
+    const n = this.req.tokens;
+    const item = this.item;
+    const text = () => JSON.stringify(answerText(n));
+    const message = (status: string, content: string) =>
+      `{"id":"${item}","type":"message","status":"${status}","role":"assistant","content":${content}}`;
+    const part = () => `{"type":"output_text","text":${text()},"annotations":[]}`;
+    if (k === 0)
+      return this.named(
+        "response.created",
+        k,
+        `"response":${this.response("in_progress", "[]", "null")}`,
+      );
+    if (k === 1)
+      return this.named(
+        "response.in_progress",
+        k,
+        `"response":${this.response("in_progress", "[]", "null")}`,
+      );
+    if (k === 2)
+      return this.named(
+        "response.output_item.added",
+        k,
+        `"output_index":0,"item":${message("in_progress", "[]")}`,
+      );
+    if (k === 3)
+      return this.named(
+        "response.content_part.added",
+        k,
+        `"output_index":0,"item_id":"${item}","content_index":0,"part":{"type":"output_text","text":"","annotations":[]}`,
+      );
+    if (k < n + 4)
+      return this.named(
+        "response.output_text.delta",
+        k,
+        `"output_index":0,"item_id":"${item}","content_index":0,"delta":${TOKENS[(k - 4) % TOKENS.length]},"logprobs":[]`,
+      );
+    if (k === n + 4)
+      return this.named(
+        "response.output_text.done",
+        k,
+        `"output_index":0,"item_id":"${item}","content_index":0,"text":${text()},"logprobs":[]`,
+      );
+    if (k === n + 5)
+      return this.named(
+        "response.content_part.done",
+        k,
+        `"output_index":0,"item_id":"${item}","content_index":0,"part":${part()}`,
+      );
+    if (k === n + 6)
+      return this.named(
+        "response.output_item.done",
+        k,
+        `"output_index":0,"item":${message("completed", `[${part()}]`)}`,
+      );
+    const p = this.req.promptTokens;
+    const usage = `{"input_tokens":${p},"input_tokens_details":{"cached_tokens":0},"output_tokens":${n},"output_tokens_details":{"reasoning_tokens":0},"total_tokens":${p + n}}`;
+    return this.named(
+      "response.completed",
+      k,
+      `"response":${this.response("incomplete", `[${message("completed", `[${part()}]`)}]`, usage)}`,
+    );
+  }
 }
 
 /**
@@ -113,8 +262,9 @@ function parseChatRequest(raw: Buffer): ChatRequest {
  * event, events 1..n the tokens (the last with its finish reason), then usage if asked, then
  * `[DONE]`.
  */
-export class StreamEvents {
+export class StreamEvents implements AnswerEvents {
   readonly total: number;
+  readonly lead = 1;
   private readonly head: string;
   private readonly req: ChatRequest;
 
@@ -143,10 +293,50 @@ export class StreamEvents {
   }
 }
 
-/** vLLM's plain answer (every field, nulls included, in its order). */
+/** The events of one streamed answer in the request's API. */
+export function answerEvents(
+  id: string,
+  created: number,
+  model: string,
+  req: ChatRequest,
+): AnswerEvents {
+  if (req.api === "messages") return new MessagesEvents(id, model, req);
+  if (req.api === "responses") return new ResponsesEvents(id, created, model, req);
+  return new StreamEvents(id, created, model, req);
+}
+
+/** vLLM's plain answer (every field, nulls included, in its order), in the request's API. */
 function plainAnswer(id: string, created: number, model: string, req: ChatRequest): string {
   const p = req.promptTokens;
   const n = req.tokens;
+  if (req.api === "messages")
+    return JSON.stringify({
+      id,
+      type: "message",
+      role: "assistant",
+      content: [{ type: "text", text: answerText(n) }],
+      model,
+      stop_reason: "max_tokens",
+      usage: { input_tokens: p, output_tokens: n },
+    });
+  if (req.api === "responses")
+    return JSON.stringify({
+      id: `resp_${id}`,
+      object: "response",
+      created_at: created,
+      status: "incomplete",
+      model,
+      output: [
+        {
+          id: `msg_${id}`,
+          type: "message",
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text: answerText(n), annotations: [] }],
+        },
+      ],
+      usage: { input_tokens: p, output_tokens: n, total_tokens: p + n },
+    });
   return JSON.stringify({
     id,
     object: "chat.completion",
@@ -228,12 +418,8 @@ export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<Vl
   };
 
   const streamed = (req: ChatRequest, res: ServerResponse) => {
-    const events = new StreamEvents(
-      `chatcmpl-${randomUUID().replaceAll("-", "")}`,
-      created(),
-      model,
-      req,
-    );
+    const id = `chatcmpl-${randomUUID().replaceAll("-", "")}`;
+    const events = answerEvents(id, created(), model, req);
     res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8" });
     let k = 0;
     let steps = 0;
@@ -250,9 +436,10 @@ export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<Vl
           res.end(all);
           return true;
         }
-        // Step 1 writes the role event and the first token; each later step one token; the
-        // last also the usage event and [DONE] (vLLM yields them right after its last token).
-        const until = steps === req.tokens ? events.total : steps + 1;
+        // Step 1 writes the events before the first token (chat's role event) and the first
+        // token; each later step one token; the last also the closing events (chat's usage and
+        // [DONE]), which vLLM yields right after its last token.
+        const until = steps === req.tokens ? events.total : steps + events.lead;
         let ok = true;
         for (; k < until; k++) {
           ok = res.write(events.event(k));
@@ -346,7 +533,8 @@ export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<Vl
       return send(res, 200, "text/plain; version=0.0.4; charset=utf-8", metrics());
     }
     if (request.method === "GET" && path === "/health") return send(res, 200, "text/plain", "");
-    if (request.method !== "POST" || path !== "/v1/chat/completions") {
+    const api = (Object.keys(API_PATHS) as Api[]).find((a) => API_PATHS[a] === path.split("?")[0]);
+    if (request.method !== "POST" || api === undefined) {
       return send(res, 404, "application/json", '{"detail":"Not Found"}');
     }
     const parts: Buffer[] = [];
@@ -354,7 +542,7 @@ export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<Vl
     request.on("end", () => {
       let req: ChatRequest;
       try {
-        req = parseChatRequest(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+        req = parseChatRequest(parts.length === 1 ? parts[0] : Buffer.concat(parts), api);
       } catch {
         return send(
           res,

@@ -31,6 +31,7 @@ export type ErrorCode =
   | "queue_timeout"
   | "client_closed"
   | "no_healthy_backend"
+  | "stored_response_unavailable"
   | "backend_unreachable"
   | "backend_error"
   | "paused_too_long"
@@ -159,6 +160,19 @@ export const Errors = {
     new MaitredError(503, "no_healthy_backend", "No healthy backend is available.", {
       headers: { "retry-after": String(retryAfterSeconds) },
     }),
+  /**
+   * The request continues a response stored on one backend only (`previous_response_id`), and
+   * that backend is unhealthy or gone: served anywhere else it would find no such response.
+   */
+  storedResponseUnavailable: (backend: string, why: "unhealthy" | "unknown") =>
+    new MaitredError(
+      503,
+      "stored_response_unavailable",
+      why === "unhealthy"
+        ? `Backend ${backend}, which stores the response this request continues, is unhealthy; retry when it is back.`
+        : `Backend ${backend}, which stored the response this request continues, is no longer configured.`,
+      { param: "previous_response_id", headers: { "retry-after": "1" } },
+    ),
   backendUnreachable: (backend: string, cause?: unknown) =>
     new MaitredError(502, "backend_unreachable", `Backend ${backend} is unreachable.`, { cause }),
   backendIncomplete: (backend: string) =>
@@ -234,6 +248,50 @@ export function toErrorResponse(err: unknown, style: ErrorCodeStyle = "name"): E
 /** The envelope as a JSON string (SSE error events and plain responses). */
 export function errorBodyJson(err: unknown, style: ErrorCodeStyle = "name"): string {
   return JSON.stringify(toErrorResponse(err, style).body);
+}
+
+/**
+ * The API whose error envelope a route answers in: OpenAI's for every route but the Anthropic
+ * Messages API's (`/v1/messages…`), whose SDKs read `{"type":"error","error":{"type","message"}}`.
+ */
+export type Envelope = "openai" | "anthropic";
+
+export function envelopeOfPath(path: string): Envelope {
+  return path === "/v1/messages" || path.startsWith("/v1/messages/") ? "anthropic" : "openai";
+}
+
+/** Anthropic's error `type` per status (the names its API and SDKs use). */
+export function anthropicErrorType(status: number): string {
+  if (status === 400) return "invalid_request_error";
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 413) return "request_too_large";
+  if (status === 429) return "rate_limit_error";
+  if (status === 503 || status === 529) return "overloaded_error";
+  if (status === 504) return "timeout_error";
+  return status >= 500 ? "api_error" : "invalid_request_error";
+}
+
+export interface AnthropicErrorBody {
+  type: "error";
+  error: { type: string; message: string };
+}
+
+/** An error as the Anthropic envelope: the same error, status and headers, in that API's words. */
+export function toAnthropicErrorBody(res: ErrorResponse): AnthropicErrorBody {
+  return {
+    type: "error",
+    error: { type: anthropicErrorType(res.status), message: res.body.error.message },
+  };
+}
+
+/** The error's body in the route's envelope. */
+export function envelopeBody(
+  res: ErrorResponse,
+  envelope: Envelope,
+): ErrorBody | AnthropicErrorBody {
+  return envelope === "anthropic" ? toAnthropicErrorBody(res) : res.body;
 }
 
 /**

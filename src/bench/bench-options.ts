@@ -5,10 +5,20 @@
  */
 import { z } from "zod";
 import { readSettings, type Setting, setting } from "../config/setting.ts";
-import { duration, httpUrl, integer, listOf, positive, share, text } from "../config/values.ts";
+import {
+  duration,
+  httpUrl,
+  integer,
+  listOf,
+  oneOf,
+  positive,
+  share,
+  text,
+} from "../config/values.ts";
 import { ConfigError } from "../errors.ts";
 import { simSetting } from "../sim-server/options.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
+import { BENCH_APIS } from "./api-request.ts";
 import { COMPARE_MODES, type CompareMode } from "./compare.ts";
 import type { BenchSettings } from "./run-bench.ts";
 
@@ -98,6 +108,13 @@ export const COMMON_BENCH_SETTINGS = {
     negatable: true,
     schema: z.boolean(),
   }),
+  api: setting({
+    key: "api",
+    arg: "<api>",
+    help: "the API each step is sent in: chat (chat completions), messages (Anthropic Messages, as Claude Code) or responses (OpenAI Responses, as Codex)",
+    default: "chat",
+    schema: oneOf(BENCH_APIS),
+  }),
   ...REPORT_SETTINGS,
   progress: setting({
     key: "progress",
@@ -146,6 +163,7 @@ export function resolveCommonFlags(flags: Record<string, unknown>): CommonBenchO
     timeScale: v.timeScale,
     ...runBounds(v, { warmupMs: DEFAULT_WARMUP_MS, durationMs: DEFAULT_DURATION_MS }),
     streamShare: v.stream === false ? 0 : v.streamShare,
+    api: v.api,
     json: v.json,
     svg: v.svg,
     html: v.html,

@@ -1,6 +1,7 @@
 import type { Clock } from "../runtime/clock.ts";
 import { limitContext, loadWorkload } from "../workload/load-workload.ts";
 import type { Workload, WorkloadSpec } from "../workload/types.ts";
+import type { BenchApi } from "./api-request.ts";
 import { startClosedLoop } from "./closed-loop.ts";
 import { startProgressBar } from "./progress-bar.ts";
 import type { RunRecords } from "./records.ts";
@@ -28,6 +29,8 @@ export interface BenchRunOptions {
   programIdPrefix?: string;
   /** Share of programs whose requests stream (closed-loop.ts); default 1. */
   streamShare?: number;
+  /** The API the steps are sent in (api-request.ts); default chat completions. */
+  api?: BenchApi;
   /** The driver's time (default: the wall clock). */
   clock?: Clock;
   /** Called once the closed loop has started: the run's time zero. */
@@ -42,7 +45,7 @@ export interface BenchRunResult {
 export async function runBench(o: BenchRunOptions): Promise<BenchRunResult> {
   // A program's sub-agents run at once beside it: room in the pool for all of them.
   const connections = o.concurrency * Math.max(1, o.workload.subagentsAtOnce ?? 1);
-  const client = createStepClient({ url: o.url, connections });
+  const client = createStepClient({ url: o.url, connections, api: o.api });
   try {
     const loop = startClosedLoop({
       workload: o.workload,
@@ -110,6 +113,8 @@ export interface BenchSettings {
   progress?: boolean;
   /** Share of programs whose requests stream; the rest send plain JSON requests. */
   streamShare?: number;
+  /** `--api`: chat completions, Messages or Responses. */
+  api?: BenchApi;
   /** The driver's time (default: the wall clock; tests run it on a virtual one). */
   clock?: Clock;
 }
@@ -143,6 +148,7 @@ export async function runBenchAt(
     progress: s.progress,
     programIdPrefix: target.programIdPrefix,
     streamShare: s.streamShare,
+    api: s.api,
     clock: s.clock,
     onStart: target.onStart,
   });

@@ -1,6 +1,7 @@
 import { Pool } from "undici";
 import type { ChatMessage } from "../engine/chat-template.ts";
 import { asObj } from "../util/json-object.ts";
+import { apiRequest, type BenchApi } from "./api-request.ts";
 import { parseRetryAfter } from "./retry-policy.ts";
 import {
   completionFromJson,
@@ -9,8 +10,8 @@ import {
 } from "./sse-completion.ts";
 
 /**
- * The bench's HTTP side: one chat completion per agent step against any OpenAI-compatible
- * URL (maitred, a bare vLLM/SGLang or the simulated backend, another router), over one undici
+ * The bench's HTTP side: one chat completion (or Messages or Responses request, `--api`) per
+ * agent step against any OpenAI-compatible URL (maitred, a bare vLLM/SGLang or the simulated backend, another router), over one undici
  * keep-alive pool, plus the program release call. Completions are streamed with usage
  * (sse-completion.ts) so the first token's arrival is seen; the program's class goes as header
  * `x-priority`, a sub-agent's parent as `x-parent-program-id`. A stream maitred held has its
@@ -78,6 +79,8 @@ export interface StepClient {
 export interface StepClientOptions {
   /** Base URL; a trailing `/v1` is accepted and stripped. */
   url: string;
+  /** The API each step is sent in (api-request.ts); default chat completions. */
+  api?: BenchApi;
   /** Keep-alive connections (one per concurrent program is enough). */
   connections: number;
   headers?: Record<string, string>;
@@ -176,6 +179,7 @@ export function createStepClient(options: StepClientOptions): StepClient {
   const { origin, basePath } = splitUrl(options.url);
   const pool = new Pool(origin, { connections: options.connections, pipelining: 1 });
   const baseHeaders = { "content-type": "application/json", ...options.headers };
+  const api = options.api ?? "chat";
 
   async function post(path: string, payload: unknown, signal?: AbortSignal) {
     const res = await pool.request({
@@ -192,21 +196,12 @@ export function createStepClient(options: StepClientOptions): StepClient {
   return {
     async send(req, signal) {
       try {
+        const call = apiRequest(api, { ...req, stream: req.stream !== false });
         const res = await pool.request({
           method: "POST",
-          path: `${basePath}/v1/chat/completions`,
-          headers: stepHeaders(baseHeaders, req),
-          body: JSON.stringify({
-            model: req.model,
-            messages: req.messages,
-            max_tokens: req.maxTokens,
-            ignore_eos: true,
-            temperature: 0,
-            ...(req.stream === false
-              ? { stream: false }
-              : { stream: true, stream_options: { include_usage: true } }),
-            program_id: req.programId,
-          }),
+          path: `${basePath}${call.path}`,
+          headers: { ...stepHeaders(baseHeaders, req), ...call.headers },
+          body: JSON.stringify(call.body),
           signal,
         });
         const get = (name: string) => header(res.headers, name);

@@ -121,7 +121,15 @@ function fetchesOf(source: IdentitySource): string[] {
         "req.fhdr(x-session-id,1)",
         "req.fhdr(x-claude-code-session-id,1)",
         "req.fhdr(x-dynamo-session-id,1)",
+        "req.fhdr(session-id,1)",
       ];
+    // A JSON string inside the body, and a router's own memory of responses: HAProxy reads
+    // neither. Claude Code sends its session header too, and a Responses chain its client's.
+    case "metadata":
+    case "previous_response_id":
+      return [];
+    case "prompt_cache_key":
+      return ["req.body,json_query('$.prompt_cache_key')"];
     case "nvext":
       return ["req.body,json_query('$.nvext.agent_context.trajectory_id')"];
     default: {

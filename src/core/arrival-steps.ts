@@ -91,6 +91,7 @@ export function newRequest(
     firstByte: false,
     prefilled: false,
     countsStep: ev.retry !== true,
+    pinnedBackend: ev.pinnedBackend ?? null,
   };
   state.requests.set(r.id, r);
   return r;

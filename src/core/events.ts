@@ -99,6 +99,11 @@ export type SchedulerEvent =
        * lowered by the request's own. A program keeps the lowest it was ever given.
        */
       budget?: ProgramBudget;
+      /**
+       * The backend that holds state this request continues (a stored response): the request
+       * is served there or nowhere (pinned-backend.ts).
+       */
+      pinnedBackend?: string;
     }
   | {
       /**

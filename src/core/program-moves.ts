@@ -37,6 +37,8 @@ export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: Back
     addAnonymous(b, r, 1);
   } else {
     p.inFlight.push(r);
+    // A pin lasts while a request of the program waits for its backend (pinned-backend.ts).
+    if (p.parked.length === 0) p.pinnedBackend = null;
     setStatus(p, "REASONING", state.now);
     refreshFootprint(p);
     // The engine is given the step: it counts against the steps budget (budget.ts).
@@ -109,12 +111,20 @@ export function resumeProgram(
   }
 }
 
-/** Leave an unhealthy backend so the next request can be placed elsewhere. */
-export function detachForReplacement(state: SchedulerState, p: ProgramRecord): void {
+/**
+ * Leave a backend so the next request can be placed elsewhere: an unhealthy one, or one that
+ * does not hold the state the request continues (pinned-backend.ts).
+ */
+export function detachForReplacement(
+  state: SchedulerState,
+  p: ProgramRecord,
+  why = "its backend is unhealthy",
+): void {
   const b = detach(p);
   if (b !== null) p.originBackend = b.id;
-  state.effects.log("info", "program leaves unhealthy backend", {
+  state.effects.log("info", "program leaves its backend", {
     programId: p.id,
     backend: b?.id ?? null,
+    why,
   });
 }

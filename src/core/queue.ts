@@ -82,6 +82,9 @@ export function unpark(state: SchedulerState, r: RequestRecord): void {
   if (i < 0) return;
   p.parked.splice(i, 1);
   if (p.parked.length === 0 && state.queue.has(p)) state.waitingPrograms--;
+  // A pin lasts while a pinned request of the program waits (pinned-backend.ts).
+  p.pinnedBackend = null;
+  for (const q of p.parked) p.pinnedBackend ??= q.pinnedBackend;
   refreshProgram(state, p);
 }
 

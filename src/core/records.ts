@@ -40,6 +40,11 @@ export interface ProgramRecord {
   backend: BackendBook | null;
   /** Backend it was paused from; resume prefers it while its prefix may still be cached. */
   originBackend: string | null;
+  /**
+   * The pin of its parked requests (pinned-backend.ts): while a request that continues state
+   * one backend holds waits, the program is placed there or nowhere.
+   */
+  pinnedBackend: string | null;
   /** False until first placed: such programs form the "new" resume group. */
   placedOnce: boolean;
   /** Tokens this program counts for in its backend's books (its footprint). */
@@ -146,6 +151,8 @@ export interface RequestRecord {
   firstByte: boolean;
   /** It starts a step (not a retry) not yet counted against the steps budget (budget.ts). */
   countsStep: boolean;
+  /** The backend holding the state it continues (pinned-backend.ts); null = any. */
+  readonly pinnedBackend: string | null;
 }
 
 export interface BackendBook {

@@ -5,6 +5,7 @@ import { refuseOverBudget } from "./budget.ts";
 import { cleanChars } from "./context-estimate.ts";
 import { refreshHeadroom } from "./headroom.ts";
 import { activeTokens, footprintOf, isPlaceable } from "./ledger.ts";
+import { pinAllows, pinError, pinIndex, pinProgram } from "./pinned-backend.ts";
 import { argMin } from "./placement.ts";
 import { onPriorityArrival } from "./priority/priority-arrival.ts";
 import { detachForReplacement } from "./program-moves.ts";
@@ -39,7 +40,11 @@ import { parentBackendWithRoom, parentError } from "./tree.ts";
  *      stays there;
  *   9. tr with priorities on → cases 4–7 by class (priority/priority-arrival.ts);
  *  10. before all of 3–9: a program past a budget → reject program_budget_exceeded and
- *      release it (budget.ts).
+ *      release it (budget.ts);
+ *  11. a request pinned to the backend holding the state it continues (a stored response):
+ *      refused when that backend is unhealthy or unknown; its program leaves any other
+ *      backend before 4–9, and 7–8 (and the resume pass) place it there alone
+ *      (pinned-backend.ts).
  */
 export function onRequestArrived(state: SchedulerState, arrived: Arrival): void {
   // A retry whose program ended while its first try ran goes on as a request of no program:
@@ -68,6 +73,7 @@ export function onRequestArrived(state: SchedulerState, arrived: Arrival): void 
   const p = programFor(state, ev); // 3
   beginStep(state, p, ev);
   const r = newRequest(state, ev, p, chars);
+  pinProgram(state, p, ev); // 11
   if (state.queue.has(p)) {
     park(state, p, r); // 4
     refreshProgram(state, p);
@@ -91,7 +97,7 @@ function admissionError(state: SchedulerState, ev: Arrival): MaitredError | null
   const tree = parentError(state, ev);
   if (tree !== null) return tree;
   if (!anyHealthy(state)) return Errors.noHealthyBackend();
-  return null;
+  return pinError(state, ev); // 11
 }
 
 /** Case 7: `need` is the program's context with this request plus its headroom. */
@@ -99,8 +105,10 @@ function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): vo
   refreshHeadroom(state, p);
   const need = Math.max(footprintOf(p), r.tokens) + p.headroom;
   const bs = state.backends;
+  const pin = pinIndex(state, p.pinnedBackend);
   // A new sub-agent goes where its parent's prefix is cached when it fits there (tree.ts).
-  const home = state.waitingPrograms > 0 ? null : parentBackendWithRoom(state, p, need);
+  const home =
+    state.waitingPrograms > 0 || pin !== null ? null : parentBackendWithRoom(state, p, need);
   if (home !== null) {
     placeDirect(state, p, r, home);
     return;
@@ -110,7 +118,8 @@ function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): vo
       ? -1
       : argMin(
           bs.length,
-          (k) => isPlaceable(bs[k]) && (roomOn(state, bs[k]) as number) >= need,
+          (k) =>
+            pinAllows(pin, k) && isPlaceable(bs[k]) && (roomOn(state, bs[k]) as number) >= need,
           (k) => activeTokens(bs[k]),
         );
   if (i >= 0) {
@@ -126,10 +135,11 @@ function placeNew(state: SchedulerState, p: ProgramRecord, r: RequestRecord): vo
 
 function placeDefault(state: SchedulerState, p: ProgramRecord, r: RequestRecord): void {
   const bs = state.backends;
+  const pin = pinIndex(state, p.pinnedBackend);
   const i = argMin(
     bs.length,
-    (k) => bs[k].healthy,
+    (k) => pinAllows(pin, k) && bs[k].healthy,
     (k) => bs[k].programs.size,
   );
-  placeDirect(state, p, r, bs[i]); // case 2 guarantees a healthy backend
+  placeDirect(state, p, r, bs[i]); // cases 2 and 11 guarantee a healthy backend
 }

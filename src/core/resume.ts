@@ -4,6 +4,7 @@ import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
 import { pauseIsTransfer } from "./pause-price.ts";
 import { makeRoom } from "./pause-step.ts";
+import { pinAllows, pinIndex } from "./pinned-backend.ts";
 import { argMin } from "./placement.ts";
 import type { ClassIndex } from "./priority/priority-classes.ts";
 import { countPromotion } from "./priority/priority-state.ts";
@@ -91,6 +92,13 @@ function takeRoom(state: SchedulerState, rooms: Rooms, target: number, need: num
  * wait stays bounded: an overdue program is seated wherever room can be made (case 1).
  */
 function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need: number) {
+  // A program whose request continues state one backend holds goes there or nowhere
+  // (pinned-backend.ts).
+  const pin = pinIndex(state, p.pinnedBackend);
+  if (pin !== null) {
+    const room = pin < 0 ? null : rooms[pin];
+    return room !== null && room >= need ? pin : -1;
+  }
   // A sub-agent never placed yet goes where its parent's prefix is cached, when it fits (tree.ts).
   const parent = parentBackendOf(p);
   if (parent !== null) {
@@ -157,11 +165,7 @@ function seatOneOverdue(
   let madeRoom = false;
   let forced = false;
   if (target < 0) {
-    const origin = p.originBackend === null ? -1 : indexOf(state, p.originBackend);
-    target =
-      origin >= 0 && rooms[origin] !== null && pauseIsTransfer(state.backends[origin])
-        ? origin
-        : overdueTarget(state, rooms, need);
+    target = roomTarget(state, rooms, p, need);
     if (target < 0) return false;
     const b = state.backends[target];
     // A program larger than every backend runs on an emptied one: the one program it may
@@ -204,6 +208,22 @@ function seatOneOverdue(
   });
   resumeProgram(state, p, state.backends[target], forced);
   return true;
+}
+
+/**
+ * Where room is made for an overdue program: the backend its request is pinned to
+ * (pinned-backend.ts) when it is placeable in this pass and of known size; its origin when a
+ * pause there is a transfer; else `overdueTarget`. -1 = nowhere in this pass.
+ */
+function roomTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need: number): number {
+  const pin = pinIndex(state, p.pinnedBackend);
+  if (pin !== null) {
+    return pin >= 0 && rooms[pin] !== null && state.backends[pin].capacity !== null ? pin : -1;
+  }
+  const origin = p.originBackend === null ? -1 : indexOf(state, p.originBackend);
+  return origin >= 0 && rooms[origin] !== null && pauseIsTransfer(state.backends[origin])
+    ? origin
+    : overdueTarget(state, rooms, need);
 }
 
 /**
@@ -269,20 +289,25 @@ function placeInOrder(state: SchedulerState, rooms: Rooms): void {
   }
 }
 
-/** Case 3. */
+/** Case 3; a program pinned to another backend (pinned-backend.ts) waits for that one. */
 function seatOnIdle(state: SchedulerState): void {
   let order: ProgramRecord[] | null = null;
   let next = 0;
-  for (const b of state.backends) {
+  const waiting = (q: ProgramRecord) => q.parked.length > 0 && state.queue.has(q);
+  for (let k = 0; k < state.backends.length; k++) {
+    const b = state.backends[k];
     if (!isIdle(b)) continue;
     order ??= compactQueueOrder(state).sort(state.policies.resumeOrder);
+    while (next < order.length && !waiting(order[next])) next++;
+    let i = next;
     while (
-      next < order.length &&
-      (order[next].parked.length === 0 || !state.queue.has(order[next]))
+      i < order.length &&
+      !(waiting(order[i]) && pinAllows(pinIndex(state, order[i].pinnedBackend), k))
     )
-      next++;
-    if (next >= order.length) return;
-    const p = order[next++];
+      i++;
+    if (i >= order.length) continue;
+    const p = order[i];
+    if (i === next) next++;
     const need = seatNeed(state, p);
     freeIdleRoom(state, b, p, need);
     state.effects.log("info", "waiting program seated on an idle backend", {

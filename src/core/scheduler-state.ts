@@ -194,6 +194,7 @@ export function createProgramRecord(
     state: "PAUSED",
     backend: null,
     originBackend: null,
+    pinnedBackend: null,
     placedOnce: false,
     tokens: 0,
     creditTokens: 0,

@@ -33,12 +33,26 @@ export function expireIdle(state: SchedulerState): void {
  * With no healthy backend at all, every parked request is answered no_healthy_backend (503,
  * Retry-After) on the tick that finds it so: the resume pass has nowhere to seat it, and a
  * client told to retry does better than one left waiting for a backend that may not return.
- * Arrivals meanwhile are refused the same way (request-arrival.ts).
+ * Arrivals meanwhile are refused the same way (request-arrival.ts). While only some are
+ * unhealthy, a request pinned to one of them is refused the same way (stored_response_unavailable).
  */
 export function rejectStranded(state: SchedulerState): void {
-  for (const b of state.backends) if (b.healthy) return;
-  for (const r of [...state.parkedOrder.values()])
-    rejectParked(state, r, Errors.noHealthyBackend());
+  let healthy = 0;
+  for (const b of state.backends) if (b.healthy) healthy++;
+  if (healthy === state.backends.length) return;
+  for (const r of [...state.parkedOrder.values()]) {
+    if (healthy === 0) {
+      rejectParked(state, r, Errors.noHealthyBackend());
+      continue;
+    }
+    // A request pinned to a backend that turned unhealthy can be served nowhere else
+    // (pinned-backend.ts): answered now, not at the max wait.
+    const pin = r.program?.pinnedBackend ?? null;
+    const i = pin === null ? undefined : state.backendIndex.get(pin);
+    if (pin !== null && (i === undefined || !state.backends[i].healthy)) {
+      rejectParked(state, r, Errors.storedResponseUnavailable(pin, "unhealthy"));
+    }
+  }
 }
 
 /** `maxWaitMs`: a request parked longer gets 503 paused_too_long. */

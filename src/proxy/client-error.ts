@@ -6,7 +6,14 @@
  */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import { Errors, errorBodyJson, type MaitredError } from "../errors.ts";
+import {
+  Errors,
+  envelopeBody,
+  envelopeOfPath,
+  errorBodyJson,
+  type MaitredError,
+  toErrorResponse,
+} from "../errors.ts";
 
 /** The envelope for one of Node's parser errors. */
 function errorOf(err: Error & { code?: string }): MaitredError {
@@ -40,7 +47,9 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
 /** The server's `checkExpectation` listener: only `100-continue` is understood (Node's rule). */
 export function refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
   const error = Errors.expectationFailed(String(req.headers.expect));
-  const body = errorBodyJson(error);
+  // The route's own API's envelope (Anthropic's on /v1/messages…).
+  const path = (req.url ?? "/").split("?")[0];
+  const body = JSON.stringify(envelopeBody(toErrorResponse(error), envelopeOfPath(path)));
   res.shouldKeepAlive = false;
   res.writeHead(error.status, {
     "content-type": "application/json",

@@ -6,11 +6,11 @@
 
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
 import type { TailFields } from "../config/tail-preset.ts";
-import { Errors, toErrorResponse } from "../errors.ts";
+import { Errors, envelopeBody, envelopeOfPath, toErrorResponse } from "../errors.ts";
 import type { Shadow } from "../shadow/shadow.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
@@ -26,11 +26,14 @@ import {
 } from "./admin-views.ts";
 import { handleCompletion } from "./completion/handle-completion.ts";
 import { listModels } from "./models-route.ts";
+import type { Endpoint } from "./prepare-request.ts";
 import { parseProgramId } from "./program-identity.ts";
 import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 import { readBody } from "./read-body.ts";
 import { requestIdOf } from "./request-id.ts";
+import { createResponseHomes } from "./response-homes.ts";
+import { passThrough } from "./responses-passthrough.ts";
 
 export interface AppDeps extends ProxyDeps {
   latestSample(backendId: string): LatestSample | undefined;
@@ -62,8 +65,13 @@ type AppEnv = {
   Variables: { requestId: string; access: AccessEntry | null };
 };
 
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(appDeps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  // Where each Responses response is stored, shared by the routes that make and read them.
+  const deps: AppDeps = {
+    ...appDeps,
+    responseHomes: appDeps.responseHomes ?? createResponseHomes(),
+  };
   const { loop } = deps;
 
   // The request id is set on the Node response itself: the relayed answers bypass Hono's, and
@@ -107,28 +115,41 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }
   });
 
-  app.post("/v1/chat/completions", async (c) => {
-    await handleCompletion(
-      deps,
-      "chat",
-      c.env.incoming,
-      c.env.outgoing,
-      c.get("requestId"),
-      c.get("access"),
-    );
+  // The generation APIs, one request path for all (handle-completion.ts): chat completions,
+  // completions, Anthropic Messages (Claude Code) and OpenAI Responses (Codex, Agents SDK).
+  const generation: [string, Endpoint][] = [
+    ["/v1/chat/completions", "chat"],
+    ["/v1/completions", "completions"],
+    ["/v1/messages", "messages"],
+    ["/v1/responses", "responses"],
+  ];
+  for (const [path, endpoint] of generation) {
+    app.post(path, async (c) => {
+      const { incoming, outgoing } = c.env;
+      await handleCompletion(
+        deps,
+        endpoint,
+        incoming,
+        outgoing,
+        c.get("requestId"),
+        c.get("access"),
+      );
+      return RESPONSE_ALREADY_SENT;
+    });
+  }
+  // Their routes that generate nothing go to a backend as they are (responses-passthrough.ts).
+  app.post("/v1/messages/count_tokens", async (c) => {
+    await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, null);
     return RESPONSE_ALREADY_SENT;
   });
-  app.post("/v1/completions", async (c) => {
-    await handleCompletion(
-      deps,
-      "completions",
-      c.env.incoming,
-      c.env.outgoing,
-      c.get("requestId"),
-      c.get("access"),
-    );
+  const stored = async (c: Context<AppEnv>) => {
+    const id = c.req.param("id") as string;
+    await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, id);
     return RESPONSE_ALREADY_SENT;
-  });
+  };
+  app.get("/v1/responses/:id", stored);
+  app.delete("/v1/responses/:id", stored);
+  app.post("/v1/responses/:id/cancel", stored);
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
 
   // The admin routes (admin-access.ts): GET only, so releasing a program stays open to agents.
@@ -238,7 +259,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     if (res.status >= 500 && res.body.error.type === "InternalServerError") {
       deps.logger.error("request failed", { requestId: c.get("requestId"), path: c.req.path, err });
     }
-    return c.json(res.body, res.status as ContentfulStatusCode, res.headers);
+    // In the envelope of the API the route speaks (the Anthropic one for /v1/messages…).
+    const body = envelopeBody(res, envelopeOfPath(c.req.path));
+    return c.json(body, res.status as ContentfulStatusCode, res.headers);
   });
   return app;
 }

@@ -22,8 +22,9 @@ import type { HoldView } from "../core/api.ts";
 import type { MaitredError } from "../errors.ts";
 import type { Grant } from "../runtime/request-table.ts";
 import { backendErrorJson } from "./backend-error.ts";
+import type { Endpoint } from "./prepare-request.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
-import { sseErrorEvent, sseLastEvent } from "./sse-error-event.ts";
+import { backendErrorEvent, sseErrorEvent, sseLastEvent } from "./sse-error-event.ts";
 
 /**
  * A comment at least this often while a stream is held. The official OpenAI SDKs give up on a
@@ -58,7 +59,10 @@ export interface HeldStream {
  * as it came, compacted to one line; an error in the OpenAI envelope (backend-error.ts), since
  * a client finds an error in a stream only in an event with an `error` member.
  */
-function bodyEvent(status: number, body: Buffer): string {
+function bodyEvent(status: number, body: Buffer, endpoint: Endpoint): string {
+  // The agent APIs have no event for a whole answer: a 2xx body there is no stream either.
+  if (endpoint === "messages" || endpoint === "responses")
+    return backendErrorEvent(status >= 200 && status < 300 ? 502 : status, body, endpoint);
   if (status >= 200 && status < 300) {
     try {
       const doc: unknown = JSON.parse(body.toString("utf8"));
@@ -74,14 +78,17 @@ export function createHeldStream(
   deps: Pick<ProxyDeps, "clock" | "loop" | "isStopping" | "logger">,
   outgoing: ServerResponse,
   programId: string | null,
+  endpoint: Endpoint = "chat",
 ): HeldStream {
+  // The Messages API's own keep-alive is a `ping` event (its SDKs skip it, as they skip comments).
+  const ping = endpoint === "messages" ? 'event: ping\ndata: {"type": "ping"}\n\n' : "";
   let requestId: string | null = null;
   let timer: { cancel(): void } | null = null;
 
   /** One comment line; skipped while the client is not reading (the next one will do). */
-  const comment = (text: string) => {
+  const comment = (text: string, after = "") => {
     if (!outgoing.destroyed && !outgoing.writableEnded && !outgoing.writableNeedDrain)
-      outgoing.write(`: maitred ${text}\n\n`);
+      outgoing.write(`: maitred ${text}\n\n${after}`);
   };
   let warned = false;
   /**
@@ -107,7 +114,7 @@ export function createHeldStream(
     const v = view(requestId);
     // Waited by the runtime's clock: the core's time is that of its last event.
     const waited = v === null ? 0 : Math.round(deps.clock.now() - v.parkedAt);
-    comment(v === null ? "held" : `held position=${v.position} waited_ms=${waited}`);
+    comment(v === null ? "held" : `held position=${v.position} waited_ms=${waited}`, ping);
     timer = deps.clock.setTimeout(beat, HOLD_KEEPALIVE_MS);
   };
 
@@ -144,12 +151,12 @@ export function createHeldStream(
       );
     },
     endWithBody(status, body) {
-      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body));
+      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body, endpoint));
     },
     fail(error) {
       const retry = error.headers["retry-after"];
       comment(`status=${error.status}${retry === undefined ? "" : ` retry_after=${retry}`}`);
-      if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(error));
+      if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(error, endpoint));
     },
   };
   return stream;

@@ -18,12 +18,24 @@ import type { PriorityClass, ProgramBudget } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import type { CallerResolver } from "./caller.ts";
 import type { BudgetResolver } from "./program-budget.ts";
-import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
+import {
+  type ProgramIdentity,
+  type ResponseProgram,
+  resolveProgramIdentity,
+} from "./program-identity.ts";
 import { scopedProgramId } from "./program-scope.ts";
 import type { ClassResolver } from "./request-class.ts";
 import { spliceTopLevel } from "./splice-body.ts";
 
-export type Endpoint = "chat" | "completions";
+/**
+ * The generation APIs maitred schedules: OpenAI chat completions and completions, the
+ * Anthropic Messages API (Claude Code) and the OpenAI Responses API (Codex, the Agents SDK).
+ */
+export type Endpoint = "chat" | "completions" | "messages" | "responses";
+
+/** The agent APIs, whose streams are named events (`event:` lines) with usage always in them. */
+export const isAgentApi = (e: Endpoint): e is "messages" | "responses" =>
+  e === "messages" || e === "responses";
 
 /** `always`: stream from the backend and rebuild plain answers; `as-client`: never change it. */
 export type UpstreamStream = "always" | "as-client";
@@ -31,6 +43,8 @@ export type UpstreamStream = "always" | "as-client";
 export const ENDPOINT_PATHS: Record<Endpoint, string> = {
   chat: "/v1/chat/completions",
   completions: "/v1/completions",
+  messages: "/v1/messages",
+  responses: "/v1/responses",
 };
 
 export interface PreparedRequest {
@@ -57,6 +71,11 @@ export interface PreparedRequest {
   classClamped: boolean;
   /** The budget its program is asked to run under (program-budget.ts); undefined = none. */
   budget: ProgramBudget | undefined;
+  /**
+   * The stored response a Responses request continues (`previous_response_id`): its backend
+   * is the only one that can serve it (response-homes.ts); null = none.
+   */
+  previousResponseId: string | null;
   body: Buffer;
 }
 
@@ -109,20 +128,46 @@ function partChars(part: unknown): number {
   return JSON.stringify(part ?? "").length;
 }
 
-/** Characters per message (chat) or per prompt (completions), the core's token estimate input. */
+/** Characters of a message or item: its content (a string or parts) and its tool calls. */
+function itemChars(m: unknown): number {
+  if (!m || typeof m !== "object") return typeof m === "string" ? m.length : 0;
+  const msg = m as Json;
+  let n = 0;
+  if (typeof msg.content === "string") n += msg.content.length;
+  else if (Array.isArray(msg.content)) for (const p of msg.content) n += partChars(p);
+  if (Array.isArray(msg.tool_calls)) n += JSON.stringify(msg.tool_calls).length;
+  // Responses items other than messages: a call's arguments, a call's output.
+  if (typeof msg.arguments === "string") n += msg.arguments.length;
+  if (typeof msg.output === "string") n += msg.output.length;
+  return n;
+}
+
+/** The system prompt or instructions, a string or text blocks, as one message's characters. */
+function systemChars(v: unknown): number[] {
+  if (typeof v === "string") return v === "" ? [] : [v.length];
+  if (!Array.isArray(v)) return [];
+  let n = 0;
+  for (const p of v) n += partChars(p);
+  return [n];
+}
+
+/**
+ * Characters per message (chat, Messages with its system prompt first, Responses with its
+ * instructions first and one entry per input item) or per prompt (completions), the core's
+ * token estimate input.
+ */
 export function messageCharsOf(endpoint: Endpoint, body: Json): number[] {
-  if (endpoint === "chat") {
+  if (endpoint === "chat" || endpoint === "messages") {
     const messages = body.messages;
-    if (!Array.isArray(messages)) return [];
-    return messages.map((m) => {
-      if (!m || typeof m !== "object") return 0;
-      const msg = m as Json;
-      let n = 0;
-      if (typeof msg.content === "string") n += msg.content.length;
-      else if (Array.isArray(msg.content)) for (const p of msg.content) n += partChars(p);
-      if (Array.isArray(msg.tool_calls)) n += JSON.stringify(msg.tool_calls).length;
-      return n;
-    });
+    const head = endpoint === "messages" ? systemChars(body.system) : [];
+    if (!Array.isArray(messages)) return head;
+    return [...head, ...messages.map(itemChars)];
+  }
+  if (endpoint === "responses") {
+    const head = systemChars(body.instructions);
+    const input = body.input;
+    if (typeof input === "string") return [...head, input.length];
+    return Array.isArray(input) ? [...head, ...input.map(itemChars)] : head;
   }
   const prompt = body.prompt;
   if (typeof prompt === "string") return [prompt.length];
@@ -177,11 +222,12 @@ export function prepareRequest(
   upstreamStream: UpstreamStream = "always",
   callers: CallerResolver | null = null,
   budgets: BudgetResolver | null = null,
+  responseProgram: ResponseProgram = () => null,
 ): PreparedRequest {
   const body = parseBody(raw);
   const keysBefore = Object.keys(body);
   const maxWaitMs = maxWaitOf(headers);
-  const identity = resolveProgramIdentity(body, headers, identityOrder);
+  const identity = resolveProgramIdentity(body, headers, identityOrder, responseProgram);
   const tenant = callers === null ? null : callers.tenantOf(headers);
   const budget = budgets?.budgetOf(tenant, headers);
   const scoped = (id: string | null) => (id === null ? null : scopedProgramId(tenant, id));
@@ -194,7 +240,15 @@ export function prepareRequest(
     put.push(["extra_body", body.extra_body]);
   let clientWantsUsage = false;
   let rebuild: PreparedRequest["rebuild"] = null;
-  if (!stream && upstreamStream === "always" && streamsTheSame(body)) {
+  if (isAgentApi(endpoint)) {
+    // Their streams always carry usage; a plain request is streamed and rebuilt, but for a
+    // background response (answered at once, before it runs), which has nothing to stream.
+    clientWantsUsage = true;
+    if (!stream && upstreamStream === "always" && body.background !== true) {
+      put.push(["stream", true]);
+      rebuild = { toolCallContent: null };
+    }
+  } else if (!stream && upstreamStream === "always" && streamsTheSame(body)) {
     put.push(["stream", true], ["stream_options", { include_usage: true }]);
     rebuild = { toolCallContent: toolCallContentOf(body.tool_choice) };
   } else if (stream) {
@@ -222,6 +276,10 @@ export function prepareRequest(
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,
     budget,
+    previousResponseId:
+      endpoint === "responses" && typeof body.previous_response_id === "string"
+        ? body.previous_response_id
+        : null,
     body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
   };
 }

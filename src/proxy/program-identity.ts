@@ -29,6 +29,8 @@ const SESSION_HEADERS = [
   "x-session-id",
   "x-claude-code-session-id",
   "x-dynamo-session-id",
+  // Codex CLI: its session's id (it sends the same in `thread-id` and `x-client-request-id`).
+  "session-id",
 ] as const;
 const PARENT_HEADERS = [
   "x-parent-program-id",
@@ -71,10 +73,33 @@ function truthy(v: unknown): boolean {
   return typeof v === "string" && ["true", "1", "yes"].includes(v.trim().toLowerCase());
 }
 
+/** The program a response belongs to, by the response's id (response-homes.ts). */
+export type ResponseProgram = (responseId: string) => string | null;
+
+/**
+ * Claude Code's session id from a Messages request's `metadata.user_id`: a JSON string holding
+ * `session_id` (since 2.1), or the older `user_<hash>_account_<uuid>_session_<uuid>`.
+ */
+function metadataSession(body: Json): string | null {
+  const userId = isObject(body.metadata) ? body.metadata.user_id : undefined;
+  if (typeof userId !== "string") return null;
+  if (userId.startsWith("{")) {
+    try {
+      const doc: unknown = JSON.parse(userId);
+      return isObject(doc) ? parseProgramId(doc.session_id, "metadata.user_id.session_id") : null;
+    } catch {
+      return null;
+    }
+  }
+  const m = /_session_([0-9A-Za-z-]+)$/.exec(userId);
+  return m === null ? null : parseProgramId(m[1], "metadata.user_id");
+}
+
 function fromSource(
   source: IdentitySource,
   body: Json,
   headers: IncomingHttpHeaders,
+  responseProgram: ResponseProgram,
 ): string | null {
   switch (source) {
     case "program_id":
@@ -91,6 +116,14 @@ function fromSource(
         if (id !== null) return id;
       }
       return null;
+    case "metadata":
+      return metadataSession(body);
+    case "previous_response_id":
+      return typeof body.previous_response_id === "string"
+        ? responseProgram(body.previous_response_id)
+        : null;
+    case "prompt_cache_key":
+      return parseProgramId(body.prompt_cache_key, "prompt_cache_key");
     case "nvext": {
       const ctx = isObject(body.nvext) ? body.nvext.agent_context : undefined;
       return isObject(ctx)
@@ -157,10 +190,11 @@ export function resolveProgramIdentity(
   body: Json,
   headers: IncomingHttpHeaders,
   order: readonly IdentitySource[],
+  responseProgram: ResponseProgram = () => null,
 ): ProgramIdentity {
   let programId: string | null = null;
   for (const source of order) {
-    programId = fromSource(source, body, headers);
+    programId = fromSource(source, body, headers, responseProgram);
     if (programId !== null) break;
   }
   const parentProgramId = parentOf(body, headers);

@@ -12,6 +12,7 @@ import type { UpstreamStream } from "./prepare-request.ts";
 import type { BudgetResolver } from "./program-budget.ts";
 import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
+import type { ResponseHomes } from "./response-homes.ts";
 
 /** Where a router is in its life: a SIGTERM turns serving into draining, then stopping. */
 export type CellPhase = "serving" | "draining" | "stopping";
@@ -57,4 +58,6 @@ export interface ProxyDeps {
   phase(): CellPhase;
   /** This router's name among cells (`--cell`), in /health. */
   cell: string;
+  /** Which backend stores each Responses response (response-homes.ts); made by createApp. */
+  responseHomes?: ResponseHomes;
 }

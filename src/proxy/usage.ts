@@ -1,5 +1,7 @@
 import type { Usage } from "../core/events.ts";
 import { skipSpace } from "../util/json-bytes.ts";
+import { asObj } from "../util/json-object.ts";
+import { messageIsFinal, responseIsFinal, responsesUsage } from "./agent-turn.ts";
 
 /** OpenAI `usage` → the core's Usage; null when absent or malformed. */
 export function usageFrom(doc: unknown): Usage | null {
@@ -10,7 +12,8 @@ export function usageFrom(doc: unknown): Usage | null {
     string,
     unknown
   >;
-  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number") return null;
+  if (typeof prompt_tokens !== "number" || typeof completion_tokens !== "number")
+    return agentUsage(u as Record<string, unknown>);
   const usage: Usage = {
     promptTokens: prompt_tokens,
     completionTokens: completion_tokens,
@@ -21,6 +24,26 @@ export function usageFrom(doc: unknown): Usage | null {
     ?.cached_tokens;
   if (typeof cached === "number") usage.cachedTokens = cached;
   return usage;
+}
+
+/**
+ * The Messages and Responses usage (`input_tokens`, `output_tokens`): a Message's prompt is
+ * its input plus its cache reads and writes (Anthropic counts them apart).
+ */
+function agentUsage(u: Record<string, unknown>): Usage | null {
+  const read = u.cache_read_input_tokens;
+  if (read === undefined && u.cache_creation_input_tokens === undefined) return responsesUsage(u);
+  const r = typeof read === "number" ? read : 0;
+  const w = typeof u.cache_creation_input_tokens === "number" ? u.cache_creation_input_tokens : 0;
+  const base = responsesUsage(u);
+  if (base === null) return null;
+  const prompt = base.promptTokens + r + w;
+  return {
+    promptTokens: prompt,
+    completionTokens: base.completionTokens,
+    totalTokens: prompt + base.completionTokens,
+    cachedTokens: r,
+  };
 }
 
 /** Usage from a JSON body, parsing only the `usage` object when it can be found cheaply. */
@@ -65,6 +88,9 @@ export function stoppedOfBody(body: Buffer): boolean {
   } catch {
     return false;
   }
+  const whole = asObj(doc);
+  if (whole?.object === "response") return responseIsFinal(whole);
+  if (whole?.type === "message") return messageIsFinal(whole);
   const choices = (doc as { choices?: unknown } | null)?.choices;
   if (!Array.isArray(choices) || choices.length === 0) return false;
   for (const c of choices) {

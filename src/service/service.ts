@@ -428,7 +428,7 @@ function assembleOn(
   function logStarted(url: string | null): void {
     logger.info(url === null ? "maitred started" : "maitred listening", {
       ...(url === null ? {} : { url }),
-      cell: config.cell,
+      // `cell` is on every line already (the logger's own field), so not again here.
       mode,
       backends,
       // The default router never pauses, so it has no bounds on waiting to state.

@@ -5,13 +5,13 @@
  * A client that goes away aborts the engine requests through the request's AbortSignal.
  */
 
-import { Errors } from "../errors.ts";
 import { choiceFinish, newToolCallId, stepLogprobs } from "./choice-output.ts";
+import { collectGeneration } from "./generation-io.ts";
 import { chatLogprobsJson, completionLogprobsJson, type TokenLogprob } from "./logprobs.ts";
 import type { ChoiceFinish, ChoiceResult } from "./openai-shapes.ts";
 import { completionResponseBody } from "./openai-shapes.ts";
 import type { ChoicePlan, GenerationSpec } from "./prepare-generation.ts";
-import { type ChoiceStep, type GenerationDeps, startGeneration } from "./track-generation.ts";
+import type { ChoiceStep, GenerationDeps } from "./track-generation.ts";
 
 interface Collected {
   pieces: string[];
@@ -57,34 +57,20 @@ export function jsonResponse(
   deps: GenerationDeps,
   headers: Record<string, string>,
 ): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const collected: Collected[] = spec.choices.map(() => ({
-      pieces: [],
-      logprobs: [],
-      finish: "stop",
-    }));
-    const generation = startGeneration(deps, spec, {
-      step: (step) => collect(spec, collected, step),
-      finished(usage) {
-        signal.removeEventListener("abort", onAbort);
-        const choices = spec.choices.map((c) => result(spec, c, collected[c.index]));
-        resolve(
-          new Response(completionResponseBody(spec.meta, choices, usage), {
-            status: 200,
-            headers: { ...headers, "content-type": "application/json" },
-          }),
-        );
-      },
-      fail(error) {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    });
-    function onAbort() {
-      generation.cancel();
-      reject(Errors.clientClosed());
-    }
-    if (signal.aborted) onAbort();
-    else signal.addEventListener("abort", onAbort, { once: true });
-  });
+  const collected: Collected[] = spec.choices.map(() => ({
+    pieces: [],
+    logprobs: [],
+    finish: "stop",
+  }));
+  return collectGeneration(
+    signal,
+    spec,
+    deps,
+    headers,
+    (step) => collect(spec, collected, step),
+    (usage) => {
+      const choices = spec.choices.map((c) => result(spec, c, collected[c.index]));
+      return completionResponseBody(spec.meta, choices, usage);
+    },
+  );
 }

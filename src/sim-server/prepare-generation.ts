@@ -82,11 +82,24 @@ export async function prepareGeneration(
   endpoint: Endpoint,
   deps: PrepareDeps,
 ): Promise<GenerationSpec> {
-  const { options } = deps;
   const plan = deps.failures.plan(req.headers);
   if (plan.status !== null) throw Errors.injected(plan.status);
+  return prepareParsed(parseJsonObject(await req.text()), req.headers, endpoint, deps, plan);
+}
 
-  const json = parseJsonObject(await req.text());
+/**
+ * The same for a body already read: the Messages and Responses routes turn theirs into a chat
+ * body first, as vLLM serves both APIs through its chat completions path.
+ */
+export function prepareParsed(
+  json: Record<string, unknown>,
+  headers: Headers,
+  endpoint: Endpoint,
+  deps: PrepareDeps,
+  plan = deps.failures.plan(headers),
+): GenerationSpec {
+  const { options } = deps;
+  if (plan.status !== null) throw Errors.injected(plan.status);
   const body = endpoint === "chat" ? parseChatBody(json) : parseCompletionBody(json);
   if (body.model !== null && body.model !== options.model) throw Errors.modelNotFound(body.model);
 
@@ -107,10 +120,10 @@ export async function prepareGeneration(
     );
   }
 
-  const requestId = req.headers.get("x-request-id") || deps.newRequestId();
+  const requestId = headers.get("x-request-id") || deps.newRequestId();
   const id = `${endpoint === "chat" ? "chatcmpl" : "cmpl"}-${requestId}`;
   const requestKey = fingerprint(options.seed, promptTokens);
-  const lengthIsStop = req.headers.get(FINISH_HEADER)?.trim().toLowerCase() === "stop";
+  const lengthIsStop = headers.get(FINISH_HEADER)?.trim().toLowerCase() === "stop";
   const choices = Array.from({ length: body.n }, (_, index): ChoicePlan => {
     const key = sampleFingerprint(requestKey, index);
     const tools = body.kind === "chat" ? body.tools : null;

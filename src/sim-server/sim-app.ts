@@ -7,8 +7,9 @@ import { randomUUID } from "node:crypto";
 import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { Errors, MaitredError, toErrorResponse } from "../errors.ts";
+import { Errors, envelopeBody, envelopeOfPath, MaitredError, toErrorResponse } from "../errors.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
+import { registerDialectRoutes } from "./dialect-routes.ts";
 import type { EngineDriver } from "./engine-driver.ts";
 import { createFailureInjector } from "./failure-injection.ts";
 import { generationHandler } from "./generation-handler.ts";
@@ -91,6 +92,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
   );
   app.post("/v1/chat/completions", generationHandler("chat", genDeps));
   app.post("/v1/completions", generationHandler("completion", genDeps));
+  registerDialectRoutes(app, genDeps);
   registerInfoRoutes(app, {
     options,
     startedAt,
@@ -107,8 +109,10 @@ export function buildSimApp(deps: SimAppDeps): Hono {
   app.post("/flush_cache", resetPrefixCache);
 
   const respond = (c: Context, err: unknown) => {
+    // vLLM answers the Messages API's errors in Anthropic's envelope.
     const res = toErrorResponse(err, "status");
-    return c.json(res.body, res.status as ContentfulStatusCode, res.headers);
+    const body = envelopeBody(res, envelopeOfPath(c.req.path));
+    return c.json(body, res.status as ContentfulStatusCode, res.headers);
   };
   app.notFound((c) =>
     respond(c, Errors.notFound(`Route ${c.req.method} ${c.req.path} not found.`)),

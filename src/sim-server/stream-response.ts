@@ -8,18 +8,18 @@
 
 import { errorBodyJson } from "../errors.ts";
 import { choiceFinish, newToolCallId, stepLogprobs, toolCallIndex } from "./choice-output.ts";
+import { streamGeneration } from "./generation-io.ts";
 import { chatLogprobsJson, completionLogprobsJson, textLength } from "./logprobs.ts";
 import {
   type ChunkChoice,
   type ChunkWriter,
   createChunkWriter,
-  SSE_CONTENT_TYPE,
   SSE_DONE,
   sseEvent,
   type UsageCounts,
 } from "./openai-shapes.ts";
 import type { GenerationSpec } from "./prepare-generation.ts";
-import { type ChoiceStep, type GenerationDeps, startGeneration } from "./track-generation.ts";
+import type { ChoiceStep, GenerationDeps } from "./track-generation.ts";
 
 /** Turns one choice's step into its chunk; keeps the completions text offsets per choice. */
 function createStepChunks(spec: GenerationSpec, writer: ChunkWriter) {
@@ -65,51 +65,13 @@ export function streamResponse(
   deps: GenerationDeps,
   headers: Record<string, string>,
 ): Response {
-  const encoder = new TextEncoder();
   const writer = createChunkWriter(spec.meta);
   const chunks = createStepChunks(spec, writer);
   const chat = spec.meta.endpoint === "chat";
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let open = true;
-  const push = (text: string) => controller.enqueue(encoder.encode(text));
-  const close = () => {
-    if (!open) return;
-    open = false;
-    push(SSE_DONE);
-    controller.close();
-  };
-  // Submitted before the Response exists, so an engine rejection is still a plain 4xx.
-  const generation = startGeneration(deps, spec, {
-    step(step, first) {
-      if (!open) return;
-      push((first && chat ? chunks.roles() : "") + chunks.chunk(step));
-    },
-    finished(usage) {
-      if (!open) return;
-      if (spec.includeUsage) push(writer.usage(usage));
-      close();
-    },
+  return streamGeneration(signal, spec, deps, headers, {
+    step: (step, first) => (first && chat ? chunks.roles() : "") + chunks.chunk(step),
+    finished: (usage) => (spec.includeUsage ? writer.usage(usage) : "") + SSE_DONE,
     // vLLM sends a mid-stream error as one data event, then [DONE].
-    fail(error) {
-      if (!open) return;
-      push(sseEvent(errorBodyJson(error, "status")));
-      close();
-    },
-  });
-  const cancel = () => {
-    open = false;
-    generation.cancel();
-  };
-  const stream = new ReadableStream<Uint8Array>({
-    start(c) {
-      controller = c;
-    },
-    cancel,
-  });
-  if (signal.aborted) cancel();
-  else signal.addEventListener("abort", cancel, { once: true });
-  return new Response(stream, {
-    status: 200,
-    headers: { ...headers, "content-type": SSE_CONTENT_TYPE },
+    fail: (error) => sseEvent(errorBodyJson(error, "status")) + SSE_DONE,
   });
 }

@@ -63,7 +63,7 @@ test("an error names the setting, what is wrong, the value and where it came fro
     ],
     [
       () => resolveRouterConfig({ flags: { "identity-order": "program_id,cookie" } }),
-      'identity-order: unknown identity source "cookie"; known: program_id, extra_body, x-program-id, session-headers, nvext (from --identity-order)',
+      'identity-order: unknown identity source "cookie"; known: program_id, extra_body, x-program-id, session-headers, metadata, previous_response_id, prompt_cache_key, nvext (from --identity-order)',
     ],
     [
       () => resolveRouterConfig({ flags: { backends: "http://a:1,ftp://b" } }),

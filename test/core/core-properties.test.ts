@@ -28,6 +28,8 @@ import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/schedu
  *     admission capacity (its GPU's KV, or where a pause costs a transfer from its host tier,
  *     what GPU and tier hold together), its marked programs aside, by less than the largest
  *     newcomer's need;
+ *   - P (pins): a request pinned to a backend (the one storing the response it continues) is
+ *     dispatched to that backend only; one pinned to an unknown backend is rejected;
  *   - T (the price of a pause): a backend's admission capacity is its GPU's KV unless its
  *     engine's last sample reported a host tier of known size, and never more than the larger
  *     of the two.
@@ -52,6 +54,8 @@ type Command =
       parent: number;
       /** A steps budget it asks for (0 none). */
       steps: number;
+      /** Index of the backend it is pinned to (-1 none; BACKENDS.length: one not configured). */
+      pin: number;
     }
   | { kind: "first"; pick: number }
   | { kind: "progress"; pick: number; tokens: number }
@@ -104,6 +108,7 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
       final: fc.boolean(),
       parent: fc.integer({ min: -1, max: PROGRAMS.length - 1 }),
       steps: fc.constantFrom(0, 0, 0, 2, 5),
+      pin: fc.constantFrom(-1, -1, -1, -1, 0, 1, 2),
     }),
   },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("first" as const), pick: fc.nat() }) },
@@ -172,7 +177,11 @@ interface Tracked {
   ended: number;
   cancelled: number;
   program: string | null;
+  /** The backend it must be served by; null = any. */
+  pinned: string | null;
 }
+
+const pinName = (pin: number) => (pin < 0 ? null : (BACKENDS[pin] ?? "gone"));
 
 function run(commands: Command[], config: SchedulerConfig): void {
   const requests = new Map<string, Tracked>();
@@ -243,6 +252,7 @@ function run(commands: Command[], config: SchedulerConfig): void {
           ended: 0,
           cancelled: 0,
           program,
+          pinned: pinName(c.pin),
         });
         order.push(id);
         handle({
@@ -255,6 +265,7 @@ function run(commands: Command[], config: SchedulerConfig): void {
           priorityClass: CLASSES[c.cls],
           ...(c.parent < 0 ? {} : { parentProgramId: PROGRAMS[c.parent] }),
           ...(c.steps === 0 ? {} : { budget: { steps: c.steps } }),
+          ...(c.pin < 0 ? {} : { pinnedBackend: pinName(c.pin) as string }),
         });
         break;
       }
@@ -363,6 +374,11 @@ function checkAfterEvent(
   for (const [id, t] of requests) {
     assert.ok(t.rejected <= 1 && t.dispatched <= 1, `request ${id} answered twice: ${what}`);
     assert.ok(!(t.rejected > 0 && t.dispatched > 0), `request ${id} rejected and dispatched`);
+    // P: a pinned request is served by its pinned backend or by none.
+    if (t.pinned !== null && t.dispatched > 0) {
+      assert.equal(t.backend, t.pinned, `P: request ${id} pinned to ${t.pinned}: ${what}`);
+    }
+    if (t.pinned === "gone") assert.equal(t.dispatched, 0, `P: ${id} pinned to no backend`);
   }
   for (const b of snap.backends) {
     for (const k of [
@@ -387,7 +403,19 @@ function checkWorkConserving(
   what: string,
 ): void {
   if (snap.queueLength === 0) return;
+  // A held request whose program waits for a pinned backend (its own pin or another held
+  // request's) may wait while another backend idles: it can be served nowhere else.
+  const boundTo = new Map<string, string | null>();
+  for (const [id, t] of requests) {
+    if (t.dispatched > 0 || t.ended > 0 || t.rejected > 0) continue;
+    const key = t.program ?? id;
+    if (!boundTo.has(key) || t.pinned !== null)
+      boundTo.set(key, t.pinned ?? boundTo.get(key) ?? null);
+  }
   snap.backends.forEach((b, i) => {
+    let mayTake = false;
+    for (const pin of boundTo.values()) if (pin === null || pin === b.id) mayTake = true;
+    if (!mayTake) return;
     // A backend of unknown capacity is placed on by its engine's report: only when it has one.
     const s = samples[i];
     if (!b.healthy || (b.capacityTokens === null && (s === null || s.waiting === null))) return;

@@ -125,6 +125,8 @@ export function createHarness(options: HarnessOptions = {}) {
         budget?: ProgramBudget;
         retry?: boolean;
         parentProgramId?: string;
+        /** The backend holding the stored response the request continues. */
+        pinnedBackend?: string;
       } = {},
     ) {
       scheduler.handle({
@@ -140,6 +142,7 @@ export function createHarness(options: HarnessOptions = {}) {
         ...(extra.budget === undefined ? {} : { budget: extra.budget }),
         ...(extra.retry === undefined ? {} : { retry: extra.retry }),
         ...(extra.parentProgramId === undefined ? {} : { parentProgramId: extra.parentProgramId }),
+        ...(extra.pinnedBackend === undefined ? {} : { pinnedBackend: extra.pinnedBackend }),
       });
     },
     /** The engine's first token for the request: its prompt is prefilled. */

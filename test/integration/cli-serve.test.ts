@@ -92,6 +92,12 @@ test("serve --priority --backends sim:1, started by the launcher, seats requests
   );
   try {
     const url = await run.listening;
+    // JSON.parse keeps the last of a repeated key, so the raw line is searched for the key.
+    const raw = run
+      .stderr()
+      .split("\n")
+      .find((l) => l.includes('"maitred listening"'));
+    assert.equal(raw?.match(/"cell":/g)?.length, 1, `want cell named once in ${raw}`);
     const on = logLines(run.stderr()).find((l) => l.msg === "priority classes on");
     assert.equal(on?.queuePolicy, "fcfs");
     const res = await fetch(`${url}/v1/chat/completions`, {

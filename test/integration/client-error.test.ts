@@ -54,6 +54,15 @@ test("requests Node's parser refuses get the envelope, and the connection is clo
   assert.equal(expect.status, 417);
   assert.equal(envelope(expect.body).error.code, "expectation_failed");
 
+  // On the Anthropic Messages route, in that API's envelope.
+  const messages = await raw(
+    "POST /v1/messages?beta=true HTTP/1.1\r\nHost: x\r\nExpect: wonders\r\nContent-Length: 2\r\n\r\n{}",
+  );
+  assert.equal(messages.status, 417);
+  const doc = JSON.parse(messages.body);
+  assert.equal(doc.type, "error");
+  assert.equal(doc.error.type, "invalid_request_error");
+
   const ok = await fetch(`${router.url}/health`);
   assert.equal(ok.status, 200, "the router keeps serving");
 });

@@ -93,3 +93,38 @@ test("a program id of the wrong type is a 400 naming the field", () => {
     "numbers are accepted",
   );
 });
+
+test("the agent CLIs' own ids name their programs with no change to them", () => {
+  const userId = JSON.stringify({ device_id: "dev", account_uuid: "", session_id: "cc-sess" });
+  const homes: Record<string, string> = { resp_1: "chain-prog" };
+  const lookup = (id: string) => homes[id] ?? null;
+  const cases: Array<[Record<string, unknown>, Record<string, string>, string | null]> = [
+    // Codex: its session-id header, and prompt_cache_key (= the same session id) in the body.
+    [{}, { "session-id": "codex-sess" }, "codex-sess"],
+    [{ prompt_cache_key: "pck" }, {}, "pck"],
+    // Claude Code's metadata.user_id, as a JSON string and in the older flat form.
+    [{ metadata: { user_id: userId } }, {}, "cc-sess"],
+    [{ metadata: { user_id: "user_ab12_account_x_session_9f3c-11" } }, {}, "9f3c-11"],
+    [{ metadata: { user_id: "{not json" } }, {}, null],
+    // A Responses chain: the program of the response it continues, when maitred relayed it.
+    [{ previous_response_id: "resp_1" }, {}, "chain-prog"],
+    [{ previous_response_id: "resp_unknown" }, {}, null],
+    // The header wins over the body's weaker sources, in the default order.
+    [{ prompt_cache_key: "pck", previous_response_id: "resp_1" }, { "session-id": "s" }, "s"],
+    [{ prompt_cache_key: "pck", previous_response_id: "resp_1" }, {}, "chain-prog"],
+  ];
+  for (const [body, headers, want] of cases) {
+    assert.equal(
+      resolveProgramIdentity(body, headers, ORDER, lookup).programId,
+      want,
+      `got / want for ${JSON.stringify({ body, headers })}`,
+    );
+  }
+});
+
+test("a prompt_cache_key that is no valid id is a 400 naming it", () => {
+  assert.throws(
+    () => resolveProgramIdentity({ prompt_cache_key: { a: 1 } }, {}, ORDER),
+    (err: MaitredError) => err.status === 400 && err.param === "prompt_cache_key",
+  );
+});

@@ -2,6 +2,7 @@ import { Errors } from "../../errors.ts";
 import { type Arrival, beginStep, newRequest, placeDirect, programFor } from "../arrival-steps.ts";
 import { headroomOf, refreshHeadroom } from "../headroom.ts";
 import { activeTokens, footprintOf, isPlaceable, setProgramClass } from "../ledger.ts";
+import { pinAllows, pinIndex, pinProgram } from "../pinned-backend.ts";
 import { argMin } from "../placement.ts";
 import { detachForReplacement, dispatchRequest, resumeProgram } from "../program-moves.ts";
 import { enqueue, park, refreshProgram } from "../queue.ts";
@@ -60,12 +61,23 @@ function mayPlaceDirect(state: SchedulerState, pr: PriorityState, cls: ClassInde
   return true;
 }
 
-/** The placeable backend with the fewest active tokens where class `cls` has `need`; or -1. */
-function roomyBackend(state: SchedulerState, cls: ClassIndex, need: number): number {
+/**
+ * The placeable backend with the fewest active tokens where class `cls` has `need`, among
+ * those a pin allows (pinned-backend.ts); or -1.
+ */
+function roomyBackend(
+  state: SchedulerState,
+  cls: ClassIndex,
+  need: number,
+  pin: number | null,
+): number {
   const bs = state.backends;
   return argMin(
     bs.length,
-    (k) => isPlaceable(bs[k]) && (classRoomTokens(state, bs[k], cls) as number) >= need,
+    (k) =>
+      pinAllows(pin, k) &&
+      isPlaceable(bs[k]) &&
+      (classRoomTokens(state, bs[k], cls) as number) >= need,
     (k) => activeTokens(bs[k]),
   );
 }
@@ -96,7 +108,10 @@ function parentHome(state: SchedulerState, ev: Arrival, cls: ClassIndex, need: n
  *      victim gives way (preemption.ts) and the program runs on the victim's backend;
  *   5. its class's queue is full → 429 queue_full at once (a new program is not even created);
  *   6. otherwise it is queued and the request parked; a resume pass runs at once.
- * A program takes the class of its latest request.
+ * A program takes the class of its latest request. A request pinned to the backend holding the
+ * state it continues (pinned-backend.ts) is placed there alone: its program leaves any other
+ * backend as in 2, 3 considers that backend only, and it never preempts (4) elsewhere: it
+ * waits for room there, made for it when it is overdue.
  */
 export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: number[]): void {
   const pr = state.priority as PriorityState;
@@ -110,29 +125,37 @@ export function onPriorityArrival(state: SchedulerState, ev: Arrival, chars: num
   const begin = (): ProgramRecord => {
     const p = existing ?? programFor(state, ev);
     r.program = p;
+    pinProgram(state, p, ev);
     setProgramClass(p, cls);
     beginStep(state, p, ev);
     return p;
   };
+  const pin = pinIndex(state, ev.pinnedBackend ?? existing?.pinnedBackend ?? null);
   if (existing?.backend != null) {
-    if (existing.backend.healthy) {
+    const here = state.backendIndex.get(existing.backend.id) as number;
+    if (existing.backend.healthy && pinAllows(pin, here)) {
       const dispatched = dispatchOrPark(state, begin(), r); // 1
       admit(dispatched ? "admitted" : "queued");
       return;
     }
-    detachForReplacement(state, existing); // 2
+    // 2, or a request pinned elsewhere (pinned-backend.ts case 3).
+    detachForReplacement(
+      state,
+      existing,
+      existing.backend.healthy ? "its request continues state stored elsewhere" : undefined,
+    );
   }
   const queued = existing !== undefined && state.queue.has(existing);
   const need =
     Math.max(existing ? footprintOf(existing) : 0, r.tokens) + arrivalHeadroom(state, existing);
-  const home = existing === undefined ? parentHome(state, ev, cls, need) : -1;
-  const roomy = home >= 0 ? home : roomyBackend(state, cls, need);
+  const home = existing === undefined && pin === null ? parentHome(state, ev, cls, need) : -1;
+  const roomy = home >= 0 ? home : roomyBackend(state, cls, need, pin);
   if (!queued && roomy >= 0 && mayPlaceDirect(state, pr, cls)) {
     placeDirect(state, begin(), r, state.backends[roomy]); // 3
     admit("admitted");
     return;
   }
-  const freed = roomy < 0 ? tryPreempt(state, cls, need) : null; // 4
+  const freed = roomy < 0 && pin === null ? tryPreempt(state, cls, need) : null; // 4
   if (freed !== null) {
     const p = begin();
     if (queued) {

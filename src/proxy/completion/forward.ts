@@ -62,7 +62,7 @@ export function forward(
     trip.call = callUpstream(
       upstream,
       {
-        path: ENDPOINT_PATHS[req.endpoint],
+        path: withQuery(ENDPOINT_PATHS[req.endpoint], client.incoming.url),
         headers: forwardRequestHeaders(client.incoming.headers, req.body.length, client.requestId),
         body: req.body,
       },
@@ -73,6 +73,15 @@ export function forward(
     if (pending.cancelReason) trip.abort(pending.cancelReason);
     else if (client.outgoing.destroyed) trip.abort(Errors.clientClosed());
   });
+}
+
+/**
+ * The backend's path with the client's query string: Claude Code sends `/v1/messages?beta=true`,
+ * and what the query says is the backend's to read.
+ */
+export function withQuery(path: string, url: string | undefined): string {
+  const q = url?.indexOf("?") ?? -1;
+  return q < 0 || url === undefined ? path : path + url.slice(q);
 }
 
 /** The one place the backend's head decides how its answer reaches the client. */

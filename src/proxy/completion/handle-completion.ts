@@ -49,6 +49,11 @@ export async function handleCompletion(
       deps.upstreamStream,
       deps.callers,
       deps.budgets,
+      // A chain begun without an id is followed from its second step, named after its first.
+      (id) => {
+        const home = deps.responseHomes?.get(id);
+        return home === undefined ? null : (home.programId ?? id);
+      },
     );
     // A draining cell finishes the programs it has; a new one (or a request of no program)
     // belongs on a cell that stays, where the balancer sends the client's retry.
@@ -89,7 +94,7 @@ async function serve(deps: ProxyDeps, req: PreparedRequest, client: Client): Pro
     }
     if (attempt.failure !== null) {
       if (!client.outgoing.headersSent) throw attempt.failure.error;
-      endBrokenStream(client.outgoing, attempt.failure, client.held);
+      endBrokenStream(client.outgoing, attempt.failure, client.held, req.endpoint);
     }
   } finally {
     ended();
@@ -140,11 +145,12 @@ function endBrokenStream(
   outgoing: ServerResponse,
   failure: Failure,
   held: HeldStream | null,
+  endpoint: Endpoint,
 ): void {
   if (failure.outcome === "client_closed" || outgoing.destroyed) {
     outgoing.destroy();
     return;
   }
   if (held?.opened === true && !held.answered) held.fail(failure.error);
-  else if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(failure.error));
+  else if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(failure.error, endpoint));
 }

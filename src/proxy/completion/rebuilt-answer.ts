@@ -6,13 +6,14 @@
  * a plain body.
  */
 import { Errors } from "../../errors.ts";
-import type { PreparedRequest } from "../prepare-request.ts";
+import { isAgentApi, type PreparedRequest } from "../prepare-request.ts";
+import { createAgentRebuilder } from "../rebuild-agent-answer.ts";
 import { type CompletionRebuilder, createCompletionRebuilder } from "../rebuild-completion.ts";
 import { classifyFailure } from "../upstream-failure.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
 export class RebuiltAnswer implements Answer {
-  private readonly rebuilder: CompletionRebuilder;
+  private readonly rebuilder: CompletionRebuilder & { readonly responseId?: string | null };
 
   private readonly trip: Trip;
   private readonly head: Head;
@@ -21,10 +22,13 @@ export class RebuiltAnswer implements Answer {
     this.trip = trip;
     this.head = head;
     head.headers["content-type"] = "application/json";
-    this.rebuilder = createCompletionRebuilder(
-      { endpoint: trip.req.endpoint, flavour: trip.deps.responseFlavour, ...rebuild },
-      this,
-    );
+    const { endpoint } = trip.req;
+    this.rebuilder = isAgentApi(endpoint)
+      ? createAgentRebuilder(endpoint, this)
+      : createCompletionRebuilder(
+          { endpoint, flavour: trip.deps.responseFlavour, ...rebuild },
+          this,
+        );
   }
 
   get usage() {
@@ -50,6 +54,7 @@ export class RebuiltAnswer implements Answer {
     const built = rebuilder.finish();
     trip.flow.usage = rebuilder.usage;
     trip.flow.stopped = rebuilder.stopped;
+    trip.stored(rebuilder.responseId);
     const backendId = trip.grant.backendId;
     if (built === null) {
       const error = Errors.backendIncomplete(backendId);

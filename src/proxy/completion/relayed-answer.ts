@@ -6,11 +6,13 @@
  * One socket read often carries many events; they are gathered and written once per tick
  * instead of one syscall per event (measured: the syscall dominates on loopback).
  */
+import { createAgentSseRelay } from "../agent-sse-relay.ts";
+import { isAgentApi } from "../prepare-request.ts";
 import { createSseRelay, type SseRelay } from "../sse-relay.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
 export class RelayedAnswer implements Answer {
-  private readonly relay: SseRelay;
+  private readonly relay: SseRelay & { readonly responseId?: string | null };
   private readonly batch: Buffer[] = [];
 
   private readonly trip: Trip;
@@ -20,7 +22,10 @@ export class RelayedAnswer implements Answer {
     // Gated: written at the commit, with the first chunk.
     if (trip.gated) trip.head = head;
     else trip.writeHead(head, true);
-    this.relay = createSseRelay(!trip.req.clientWantsUsage, this);
+    const { endpoint } = trip.req;
+    this.relay = isAgentApi(endpoint)
+      ? createAgentSseRelay(endpoint, this)
+      : createSseRelay(!trip.req.clientWantsUsage, this);
   }
 
   get usage() {
@@ -54,6 +59,7 @@ export class RelayedAnswer implements Answer {
     this.write();
     trip.flow.usage = this.relay.usage;
     trip.flow.stopped = this.relay.stopped;
+    trip.stored(this.relay.responseId);
     trip.outgoing.end();
     trip.resolve("ok");
   }

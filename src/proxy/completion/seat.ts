@@ -41,6 +41,11 @@ export function seat(
   };
   if (attempt.retry) arrived.retry = true;
   if (req.budget !== undefined) arrived.budget = req.budget;
+  // A stored response lives on the backend that made it: the request is served there or
+  // nowhere (src/core/pinned-backend.ts). An id maitred never relayed names no backend.
+  const home =
+    req.previousResponseId === null ? undefined : deps.responseHomes?.get(req.previousResponseId);
+  if (home !== undefined) arrived.pinnedBackend = home.backendId;
   if (req.priorityClass !== null) {
     arrived.priorityClass = req.priorityClass;
     arrived.classClamped = req.classClamped;
@@ -51,7 +56,7 @@ export function seat(
     attempt.parkedAt = clock.now();
     deps.onParked();
     if (req.stream && deps.holdKeepalive) {
-      client.held ??= createHeldStream(deps, client.outgoing, req.identity.programId);
+      client.held ??= createHeldStream(deps, client.outgoing, req.identity.programId, req.endpoint);
       client.held.hold(attempt.id);
     }
   }

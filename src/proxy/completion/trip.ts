@@ -139,6 +139,17 @@ export class Trip implements UpstreamSink {
     }
   }
 
+  /** The answer was a Responses response with this id: its backend is where it is stored. */
+  stored(responseId: string | null | undefined): void {
+    if (responseId == null) return;
+    const { req } = this;
+    this.deps.responseHomes?.record(responseId, {
+      backendId: this.grant.backendId,
+      programKey: req.programKey,
+      programId: req.identity.programId,
+    });
+  }
+
   /** Cancelled before its first byte: nothing was written, and the cancel answers it. */
   cancelled(): void {
     this.fail(classifyFailure(null, this.abortReason, this.grant.backendId, true));
