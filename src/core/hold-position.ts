@@ -4,7 +4,7 @@ import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { ProgramRecord, RequestRecord } from "./records.ts";
 import { overdueParked } from "./resume.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
-import { overdueBoundOf, waitBoundOf } from "./wait-bounds.ts";
+import { waitBoundOf } from "./wait-bounds.ts";
 
 /**
  * Where a held (parked) request stands, for the client waiting on it and for the admin views.
@@ -46,8 +46,7 @@ function heldPrograms(state: SchedulerState): { overdue: ProgramRecord[]; rest: 
 }
 
 /** Which bound starts making room for `r` (wait-bounds.ts). */
-function roomBound(state: SchedulerState, r: RequestRecord): HoldBound {
-  const { ms, by } = waitBoundOf(state, r);
+function roomBound(state: SchedulerState, { ms, by }: ReturnType<typeof waitBoundOf>): HoldBound {
   if (ms >= state.config.maxPauseMs) return "max_pause";
   if (by !== "class") return by;
   return state.priority === null ? "ageing" : "class_threshold";
@@ -61,7 +60,8 @@ function view(
   waiting: number,
 ): HoldView {
   const at = r.parkedAt as number;
-  const bound = overdueBoundOf(state, r);
+  const wait = waitBoundOf(state, r);
+  const bound = wait.ms;
   const pr = state.priority;
   return {
     programId: p.id,
@@ -71,7 +71,7 @@ function view(
     parkedAt: at,
     waitedMs: state.now - at,
     roomAt: Number.isFinite(bound) ? deadlineOf(at, bound) : null,
-    roomBound: Number.isFinite(bound) ? roomBound(state, r) : null,
+    roomBound: Number.isFinite(bound) ? roomBound(state, wait) : null,
     seatAt: deadlineOf(at, state.config.maxPauseMs),
     maxWaitAt: r.maxWaitMs === null ? null : deadlineOf(at, r.maxWaitMs),
     queueTimeoutAt: pr === null ? null : deadlineOf(at, pr.config.classes[r.cls].queueTimeoutMs),

@@ -4,7 +4,8 @@ import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
  * The price of a pause: what it costs to take a program's context off a backend now and bring
- * it back there later, read once per tick from what the engine reports and the books hold.
+ * it back there later, read at each admission from what the engine last reported and the books
+ * hold (the contexts paused from a backend are summed once per tick: `refreshPausedFrom`).
  *
  *   1. "prefill": the engine keeps no host tier, does not say how large it is, keeps one no
  *      larger than the GPU's KV, or the contexts of the programs on the backend and paused from
