@@ -54,7 +54,12 @@ export function registerServe(program: Command, io: CliIo): void {
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
     try {
-      router = await startRouter(config, { logger, signal: starting.signal });
+      // The process is the router's: its RSS, heap and event-loop delay are the router's too.
+      router = await startRouter(config, {
+        logger,
+        signal: starting.signal,
+        processMetrics: true,
+      });
     } catch (err) {
       if (starting.signal.aborted) return;
       throw err;

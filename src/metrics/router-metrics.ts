@@ -15,6 +15,7 @@ import {
 } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createPriorityMetrics, type PriorityMetrics } from "./priority-metrics.ts";
+import { addProcessMetrics } from "./process-metrics.ts";
 import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface RouterMetricsOptions {
@@ -34,6 +35,13 @@ export interface RouterMetricsOptions {
    * Prometheus joins a target to what it is, and whether it takes new programs now.
    */
   cell?: { name: string; takesNewPrograms(snapshot: SchedulerSnapshot): boolean };
+  /**
+   * Also export the process's figures under prom-client's standard names (RSS, CPU, heap,
+   * event-loop delay, GC; src/metrics/process-metrics.ts): the only series not named
+   * `maitred_*`. For a router that is the process (`maitred serve`); one embedded in another
+   * server leaves them to its host.
+   */
+  process?: boolean;
 }
 
 export interface RouterMetrics {
@@ -71,6 +79,7 @@ const STATES = ["ACTIVE", "PAUSED"] as const;
 export function createRouterMetrics(options: RouterMetricsOptions): RouterMetrics {
   const registry = options.registry ?? new Registry();
   const registers = [registry];
+  if (options.process === true) addProcessMetrics(registry);
   let snap: SchedulerSnapshot | null = null;
   const current = () => {
     snap ??= options.snapshot();

@@ -59,6 +59,14 @@ export interface CreateRouterOptions {
    * rejects with the signal's reason.
    */
   signal?: AbortSignal;
+  /**
+   * Export the process's own figures on /metrics too, under prom-client's standard names
+   * (`process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`,
+   * `nodejs_eventloop_lag_p99_seconds`, …). On in `maitred serve`, whose process is the router;
+   * off by default, since a router embedded in a program of the caller's shares its process,
+   * whose figures are that program's to export.
+   */
+  processMetrics?: boolean;
 }
 
 export type StartRouterOptions = CreateRouterOptions;
@@ -268,6 +276,7 @@ function assembleOn(
       // The scrape's own snapshot: one per scrape, shared with every other series.
       takesNewPrograms: (snapshot) => takesNewPrograms(phase(), snapshot).takes,
     },
+    process: options.processMetrics === true,
   });
   if (shadow !== null) createShadowMetrics({ registry: metrics.registry, shadow });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
