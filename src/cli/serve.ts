@@ -28,7 +28,8 @@ export function registerServe(program: Command, io: CliIo): void {
     const flags = { config: opts.config, ...givenFlags(ROUTER_SETTINGS, opts) };
     const config = resolveRouterConfig({ flags, env: io.env });
     // One write per turn of the event loop, however many requests ended in it (access log).
-    const sink = batchedLines((text) => io.stderr(text));
+    // Bounded: a stderr nobody reads holds at most MAX_LOG_BUFFERED_BYTES of it.
+    const sink = batchedLines((text) => io.stderr(text), { buffered: io.stderrBuffered });
     process.on("exit", sink.flush);
     const logger = createLogger({
       level: config.logLevel,
@@ -59,6 +60,7 @@ export function registerServe(program: Command, io: CliIo): void {
         logger,
         signal: starting.signal,
         processMetrics: true,
+        logBuffer: sink,
       });
     } catch (err) {
       if (starting.signal.aborted) return;
