@@ -7,6 +7,8 @@
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Bytes written to stderr that its reader has not taken yet (held in memory meanwhile). */
+  stderrBuffered?(): number;
   /** Where `MAITRED_*` settings are read from. */
   env: NodeJS.ProcessEnv;
   /** stderr is a terminal: logs are drawn for a person instead of as JSON lines. */
@@ -20,6 +22,7 @@ export const processIo: CliIo = {
   stderr: (text) => {
     process.stderr.write(text);
   },
+  stderrBuffered: () => process.stderr.writableLength,
   env: process.env,
   stderrIsTTY: process.stderr.isTTY === true,
 };

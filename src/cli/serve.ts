@@ -28,7 +28,8 @@ export function registerServe(program: Command, io: CliIo): void {
     const flags = { config: opts.config, ...givenFlags(ROUTER_SETTINGS, opts) };
     const config = resolveRouterConfig({ flags, env: io.env });
     // One write per turn of the event loop, however many requests ended in it (access log).
-    const sink = batchedLines((text) => io.stderr(text));
+    // Bounded: a stderr nobody reads holds at most MAX_LOG_BUFFERED_BYTES of it.
+    const sink = batchedLines((text) => io.stderr(text), { buffered: io.stderrBuffered });
     process.on("exit", sink.flush);
     const logger = createLogger({
       level: config.logLevel,
@@ -54,7 +55,13 @@ export function registerServe(program: Command, io: CliIo): void {
     process.on("SIGTERM", () => stop("SIGTERM"));
     process.on("SIGINT", () => stop("SIGINT"));
     try {
-      router = await startRouter(config, { logger, signal: starting.signal });
+      // The process is the router's: its RSS, heap and event-loop delay are the router's too.
+      router = await startRouter(config, {
+        logger,
+        signal: starting.signal,
+        processMetrics: true,
+        logBuffer: sink,
+      });
     } catch (err) {
       if (starting.signal.aborted) return;
       throw err;

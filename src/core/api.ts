@@ -291,6 +291,11 @@ export interface SchedulerSnapshot {
   queueLength: number;
   /** Programs in the paused queue (with or without a parked request). */
   pausedPrograms: number;
+  /**
+   * Ids of programs the router ended on its own that it still remembers (ended-ids.ts): at
+   * most ENDED_ID_LIMIT, each for up to ENDED_ID_TTL_MS.
+   */
+  endedPrograms: number;
   /** Programs ended because a request came past their budget, by the budget it passed. */
   budgetsExhausted: Record<BudgetKind, number>;
   /** Per-class counters, queues and reserved vs used room; present only while priorities are on. */

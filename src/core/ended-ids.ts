@@ -9,9 +9,16 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * too early, and every end must leave under its old budget, never a fresh one.
  */
 
-/** How long an ended id is remembered. */
+/** How long an ended id is remembered: the hour a spent budget's id stays refused. */
 export const ENDED_ID_TTL_MS = 60 * 60_000;
-/** Ids remembered at most; the oldest are forgotten first. */
+/**
+ * Ids remembered at most; the oldest are forgotten first, before their hour is over. The hour
+ * alone bounds nothing: how many ids it holds is the rate at which the router ends programs,
+ * and clients that never release theirs end every one by the idle lease. This many is 18
+ * ends a second for the whole hour (a router of 10,000 live agents ending each within ten
+ * minutes stays under it), and at ~250 bytes an entry (the id, its record, a budget's carry)
+ * costs some 16 MB at most. Its size is `maitred_ended_programs_remembered`.
+ */
 export const ENDED_ID_LIMIT = 65_536;
 
 export function rememberEnded(
@@ -20,13 +27,24 @@ export function rememberEnded(
   why: EndedId["why"],
   carry: BudgetCarry | null = null,
 ): void {
+  state.ended.delete(id);
   // Oldest first: entries past their time, then any beyond the bound.
   for (const [old, e] of state.ended) {
     if (state.now - e.at < ENDED_ID_TTL_MS && state.ended.size < ENDED_ID_LIMIT) break;
     state.ended.delete(old);
   }
-  state.ended.delete(id);
   state.ended.set(id, { at: state.now, why, carry });
+}
+
+/**
+ * Forgets the ids whose hour is over (each tick): without it a router that stops ending
+ * programs would keep its last ones, and count them, until it ends another.
+ */
+export function forgetExpiredEnds(state: SchedulerState): void {
+  for (const [old, e] of state.ended) {
+    if (state.now - e.at < ENDED_ID_TTL_MS) return;
+    state.ended.delete(old);
+  }
 }
 
 /** Why `id` was ended a short while ago; undefined when it was not (or long ago). */

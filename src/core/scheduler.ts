@@ -2,6 +2,7 @@ import { Errors } from "../errors.ts";
 import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
 import { auditBooks } from "./audit.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
+import { forgetExpiredEnds } from "./ended-ids.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
@@ -138,7 +139,8 @@ function tryResumeIfTr(state: SchedulerState): void {
 /**
  * The tick, in order:
  *   1. engine truth: metrics, capacity, shared credit and health per polled backend;
- *   2. idle lease, and the grace of likely-done programs (likely-done.ts);
+ *   2. idle lease, and the grace of likely-done programs (likely-done.ts); ended ids past
+ *      their hour are forgotten (ended-ids.ts);
  *   3. `maxWaitMs` rejections;
  *   4. price a pause on each backend (tr; pause-price.ts), then lend the room of programs in
  *      a long tool call (tr; lending.ts);
@@ -162,6 +164,7 @@ function onTick(
   }
   expireIdle(state);
   expireLikelyDone(state);
+  forgetExpiredEnds(state);
   rejectStranded(state);
   rejectOverdue(state);
   if (state.config.mode !== "tr") {

@@ -115,6 +115,7 @@ export function snapshot(state: SchedulerState): SchedulerSnapshot {
     budgetsExhausted: { ...state.budgetsExhausted },
     queueLength: state.parkedOrder.size,
     pausedPrograms: state.queue.size,
+    endedPrograms: state.ended.size,
     ...(state.priority === null ? {} : { priority: prioritySnapshot(state) }),
   };
 }

@@ -13,8 +13,12 @@ import {
   type SchedulerCounters,
   type SchedulerSnapshot,
 } from "../core/api.ts";
+import { ENDED_ID_LIMIT, ENDED_ID_TTL_MS } from "../core/ended-ids.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
+import { MAX_RESPONSE_HOMES } from "../proxy/response-homes.ts";
+import { MAX_LOG_BUFFERED_BYTES } from "../util/logger.ts";
 import { createPriorityMetrics, type PriorityMetrics } from "./priority-metrics.ts";
+import { addProcessMetrics } from "./process-metrics.ts";
 import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface RouterMetricsOptions {
@@ -34,6 +38,17 @@ export interface RouterMetricsOptions {
    * Prometheus joins a target to what it is, and whether it takes new programs now.
    */
   cell?: { name: string; takesNewPrograms(snapshot: SchedulerSnapshot): boolean };
+  /**
+   * Also export the process's figures under prom-client's standard names (RSS, CPU, heap,
+   * event-loop delay, GC; src/metrics/process-metrics.ts): the only series not named
+   * `maitred_*`. For a router that is the process (`maitred serve`); one embedded in another
+   * server leaves them to its host.
+   */
+  process?: boolean;
+  /** Sizes of the router's bounded memories outside the core, for their gauges. */
+  sizes?: { responseHomes(): number };
+  /** The log's write buffer (`maitred serve`'s stderr): bytes unread and lines dropped. */
+  logBuffer?: { bufferedBytes(): number; droppedLines(): number };
 }
 
 export interface RouterMetrics {
@@ -71,6 +86,7 @@ const STATES = ["ACTIVE", "PAUSED"] as const;
 export function createRouterMetrics(options: RouterMetricsOptions): RouterMetrics {
   const registry = options.registry ?? new Registry();
   const registers = [registry];
+  if (options.process === true) addProcessMetrics(registry);
   let snap: SchedulerSnapshot | null = null;
   const current = () => {
     snap ??= options.snapshot();
@@ -310,6 +326,45 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
     buckets: TICK_BUCKETS_S,
     registers,
   });
+
+  // What the router remembers beyond its live programs and requests, each under a cap
+  // (ended-ids.ts, response-homes.ts, logger.ts): a soak reads these to see them level off.
+  new Gauge({
+    name: "maitred_ended_programs_remembered",
+    help: `Ids of programs the router ended on its own (budget, likely done, idle) that it remembers, to refuse a spent budget or carry a budget on return: at most ${ENDED_ID_LIMIT}, each for ${ENDED_ID_TTL_MS / 60_000} minutes, the oldest forgotten first.`,
+    registers,
+    collect() {
+      this.set(current().endedPrograms);
+    },
+  });
+  const sizes = options.sizes;
+  if (sizes !== undefined) {
+    new Gauge({
+      name: "maitred_response_homes",
+      help: `Responses API response ids whose backend the router remembers (for previous_response_id and /v1/responses/{id}): at most ${MAX_RESPONSE_HOMES}, the oldest forgotten first.`,
+      registers,
+      collect() {
+        this.set(sizes.responseHomes());
+      },
+    });
+  }
+  const logBuffer = options.logBuffer;
+  if (logBuffer !== undefined) {
+    new Gauge({
+      name: "maitred_log_buffered_bytes",
+      help: `Log bytes written to stderr that its reader has not taken yet, held in memory; past ${MAX_LOG_BUFFERED_BYTES} new lines are dropped (maitred_log_lines_dropped_total).`,
+      registers,
+      collect() {
+        this.set(logBuffer.bufferedBytes());
+      },
+    });
+    syncedCounter({
+      registers,
+      name: "maitred_log_lines_dropped_total",
+      help: `Log lines dropped because stderr's reader left more than ${MAX_LOG_BUFFERED_BYTES} bytes unread.`,
+      values: () => single(logBuffer.droppedLines()),
+    });
+  }
 
   const priority: PriorityMetrics | null = options.priority
     ? createPriorityMetrics({ registers, current: () => current().priority })

@@ -11,7 +11,11 @@
  * key, and a router never learns when a backend drops one).
  */
 
-/** Ids remembered at most; ~200 bytes each, so the bound is a few MB. */
+/**
+ * Ids remembered at most; ~200 bytes each, so the bound is a few MB. A chain continues from its
+ * latest response, so this is the number of Responses API conversations whose next turn still
+ * finds its backend. Its size is `maitred_response_homes`.
+ */
 export const MAX_RESPONSE_HOMES = 20_000;
 
 export interface ResponseHome {
@@ -26,6 +30,8 @@ export interface ResponseHomes {
   record(responseId: string, home: ResponseHome): void;
   get(responseId: string): ResponseHome | undefined;
   forget(responseId: string): void;
+  /** Ids remembered now (at most the bound). */
+  readonly size: number;
 }
 
 export function createResponseHomes(max = MAX_RESPONSE_HOMES): ResponseHomes {
@@ -38,5 +44,8 @@ export function createResponseHomes(max = MAX_RESPONSE_HOMES): ResponseHomes {
     },
     get: (id) => homes.get(id),
     forget: (id) => void homes.delete(id),
+    get size() {
+      return homes.size;
+    },
   };
 }

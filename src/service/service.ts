@@ -32,6 +32,7 @@ import { createApp } from "../proxy/create-app.ts";
 import { createBudgetResolver } from "../proxy/program-budget.ts";
 import type { CellPhase } from "../proxy/proxy-deps.ts";
 import { createClassResolver } from "../proxy/request-class.ts";
+import { createResponseHomes } from "../proxy/response-homes.ts";
 import { type Clock, type TimerHandle, wallClock } from "../runtime/clock.ts";
 import { createInflightTracker } from "../runtime/inflight-tracker.ts";
 import {
@@ -43,7 +44,7 @@ import {
 import { createTicker, type Ticker } from "../runtime/ticker.ts";
 import { createShadow, type Shadow } from "../shadow/shadow.ts";
 import { createUiFeed } from "../ui/ui-feed.ts";
-import { createLogger, type Logger } from "../util/logger.ts";
+import { type BatchedLines, createLogger, type Logger } from "../util/logger.ts";
 import { prioritiesInForce } from "./priorities-in-force.ts";
 import { startSimBackends } from "./sim-backends.ts";
 
@@ -59,6 +60,20 @@ export interface CreateRouterOptions {
    * rejects with the signal's reason.
    */
   signal?: AbortSignal;
+  /**
+   * Export the process's own figures on /metrics too, under prom-client's standard names
+   * (`process_resident_memory_bytes`, `nodejs_heap_size_used_bytes`,
+   * `nodejs_eventloop_lag_p99_seconds`, …). On in `maitred serve`, whose process is the router;
+   * off by default, since a router embedded in a program of the caller's shares its process,
+   * whose figures are that program's to export.
+   */
+  processMetrics?: boolean;
+  /**
+   * The log's write buffer, when the caller writes the router's log through a bounded one
+   * (`maitred serve`'s stderr, src/util/logger.ts `batchedLines`): its size and the lines it
+   * dropped are exported on /metrics.
+   */
+  logBuffer?: LogBufferStats;
 }
 
 export type StartRouterOptions = CreateRouterOptions;
@@ -162,6 +177,8 @@ interface Assembly {
   logStarted(url: string | null): void;
 }
 
+export type LogBufferStats = Pick<BatchedLines, "bufferedBytes" | "droppedLines">;
+
 const NEEDS_NODE =
   "maitred's router answers on Node's own request and response: serve its fetch with @hono/node-server (serve, createAdaptorServer, getRequestListener) or use router.listener in a node:http server";
 
@@ -256,6 +273,9 @@ function assembleOn(
   // The adapters follow the core: if it fell back from a broken priority section (and logged
   // why), the router runs exactly as with priorities off.
   const priorities = prioritiesInForce(config, loop.scheduler, logger);
+  // Where each relayed Responses API response is stored: the routes record and read it, the
+  // metrics count it.
+  const responseHomes = createResponseHomes();
   const metrics = createRouterMetrics({
     snapshot: () => loop.scheduler.snapshot(),
     pauseObservations: () => loop.scheduler.drainPauseObservations?.() ?? [],
@@ -268,6 +288,9 @@ function assembleOn(
       // The scrape's own snapshot: one per scrape, shared with every other series.
       takesNewPrograms: (snapshot) => takesNewPrograms(phase(), snapshot).takes,
     },
+    process: options.processMetrics === true,
+    sizes: { responseHomes: () => responseHomes.size },
+    ...(options.logBuffer === undefined ? {} : { logBuffer: options.logBuffer }),
   });
   if (shadow !== null) createShadowMetrics({ registry: metrics.registry, shadow });
   const profiler = config.profile ? createStepProfiler({ dir: config.profileDir, logger }) : null;
@@ -397,6 +420,7 @@ function assembleOn(
     accessLog: config.accessLog === "on",
     ui,
     shadow,
+    responseHomes,
   });
 
   // The first tick runs before the router serves, so the first request already meets every

@@ -75,7 +75,7 @@ test("an unknown --queue-policy exits with code 2 and names the field", async ()
   assert.match(run.stderr, /queue-policy: must be one of ta, fcfs, priority-fcfs, sjf/);
 });
 
-test("serve --priority --backends sim:1, started by the launcher, seats requests by class, says so, and exits 0 on a SIGTERM sent to the launcher", async () => {
+test("serve --priority --backends sim:1, started by the launcher, seats requests by class, says so, exports its process metrics, and exits 0 on a SIGTERM sent to the launcher", async () => {
   const run = runServe(
     [
       "--priority",
@@ -113,6 +113,16 @@ test("serve --priority --backends sim:1, started by the launcher, seats requests
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("x-maitred-class"), "interactive");
     await res.arrayBuffer();
+    // `maitred serve` is the router's process: its memory, CPU and event-loop delay are on
+    // /metrics under the names every Node dashboard reads.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    for (const name of [
+      "process_resident_memory_bytes",
+      "process_cpu_seconds_total",
+      "nodejs_heap_size_used_bytes",
+      "nodejs_eventloop_lag_p99_seconds",
+    ])
+      assert.match(metrics, new RegExp(`^${name} [0-9.e+-]+$`, "m"), `want ${name} on /metrics`);
     run.child.kill("SIGTERM");
     const [code] = await run.exited;
     assert.equal(code, 0, `stderr: ${run.stderr()}`);

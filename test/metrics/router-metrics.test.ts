@@ -88,6 +88,7 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
     },
     queueLength: 2,
     pausedPrograms: 1,
+    endedPrograms: 7,
   };
 }
 
@@ -153,4 +154,21 @@ test("no label value ever carries a program id", async () => {
     assert.ok(name.startsWith("maitred_"), `metric ${name} is not named maitred_*`);
     for (const s of samples) assert.ok(!("program" in s.labels) && !("program_id" in s.labels));
   }
+});
+
+test("the sizes of the router's bounded memories are gauges: ended ids, response homes, the log's unread bytes and its dropped lines", async () => {
+  let dropped = 3;
+  const m = createRouterMetrics({
+    snapshot: () => snapshotWith(0),
+    sizes: { responseHomes: () => 42 },
+    logBuffer: { bufferedBytes: () => 1234, droppedLines: () => dropped },
+  });
+  let f = parsePrometheusText(await m.render());
+  assert.equal(sumOf(f, "maitred_ended_programs_remembered"), 7, "the snapshot's count");
+  assert.equal(sumOf(f, "maitred_response_homes"), 42);
+  assert.equal(sumOf(f, "maitred_log_buffered_bytes"), 1234);
+  assert.equal(sumOf(f, "maitred_log_lines_dropped_total"), 3);
+  dropped = 10;
+  f = parsePrometheusText(await m.render());
+  assert.equal(sumOf(f, "maitred_log_lines_dropped_total"), 10, "follows the sink's count");
 });

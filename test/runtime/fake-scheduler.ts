@@ -34,6 +34,7 @@ export function createFakeScheduler(
     },
     queueLength: 0,
     pausedPrograms: 0,
+    endedPrograms: 0,
   };
   return {
     events,

@@ -1,0 +1,31 @@
+/**
+ * The process's own figures on /metrics under prom-client's standard names
+ * (`process_resident_memory_bytes`, `process_cpu_seconds_total`, `nodejs_heap_size_used_bytes`,
+ * `nodejs_eventloop_lag_p99_seconds`, `nodejs_gc_duration_seconds`, …), so dashboards made for
+ * any Node service read the router's memory, CPU and event-loop delay.
+ *
+ * They describe the process, not a router, so they are made once per process and the same
+ * metric objects are registered in every registry that asks: prom-client's
+ * `collectDefaultMetrics` starts an event-loop delay monitor and a GC observer on each call
+ * and never stops them, so calling it per router (tests build hundreds in one process) would
+ * leave one of each behind per router. A registry only holds references to its metrics, so a
+ * router that is dropped leaves nothing behind.
+ */
+import { collectDefaultMetrics, type Metric, Registry } from "prom-client";
+
+let shared: Metric[] | null = null;
+
+/** The process's metrics, made on the first call. */
+function processMetrics(): Metric[] {
+  if (shared === null) {
+    const own = new Registry();
+    collectDefaultMetrics({ register: own });
+    shared = own.getMetricsAsArray() as unknown as Metric[];
+  }
+  return shared;
+}
+
+/** Registers the process's metrics (made once per process) in `registry`. */
+export function addProcessMetrics(registry: Registry): void {
+  for (const metric of processMetrics()) registry.registerMetric(metric);
+}
