@@ -141,6 +141,8 @@ export interface Shadow {
   };
   /** Programs paused and requests held by the shadow now (null if its core could not say). */
   gauges(): { pausedPrograms: number | null; heldRequests: number | null };
+  /** Requests the shadow keeps a record of: those not finished yet, whatever its core did. */
+  followed(): number;
   /** Hold lengths since the last call (bounded), for a histogram. */
   drainHoldObservations(): HoldObservation[];
   /** Pause lengths (pause → resume, ms) since the last call (bounded). */
@@ -341,8 +343,8 @@ export function createShadow(options: ShadowOptions): Shadow {
     } catch (err) {
       failed("evidence", err, e.kind);
     }
-    if (loop === null) return;
     try {
+      if (loop === null) return;
       // The shadow's own table of requests, so that its effects apply as the router's would.
       if (e.kind === "request_arrived" && loop.requests.get(e.requestId) === undefined)
         loop.requests.open(e.requestId);
@@ -351,12 +353,20 @@ export function createShadow(options: ShadowOptions): Shadow {
         // Still held when the request really ended: it waited at least this long under tr.
         const since = heldSince.get(e.requestId);
         if (since !== undefined) endHold(e.requestId, "request_ended", e.now - since);
-        loop.requests.close(e.requestId);
-        actual.delete(e.requestId);
       }
     } catch (err) {
       failed("event", err, e.kind);
+    } finally {
+      // Whatever the shadow core did with it, an ended request is forgotten: a core that
+      // failed to start or throws must not keep one entry per request the router served.
+      if (e.kind === "request_finished") forget(e.requestId);
     }
+  }
+
+  function forget(requestId: string): void {
+    actual.delete(requestId);
+    heldSince.delete(requestId);
+    loop?.requests.close(requestId);
   }
 
   const hooks: RunLoopHooks = {
@@ -448,6 +458,7 @@ export function createShadow(options: ShadowOptions): Shadow {
       overflowTicks: evidence.view().overflowTicks,
     }),
     gauges: () => gauges(),
+    followed: () => actual.size + heldSince.size + (loop?.requests.size ?? 0),
     drainHoldObservations() {
       const list = holdObservations;
       holdObservations = [];

@@ -307,6 +307,41 @@ test("a shadow whose core throws on every event is counted and logged a bounded 
   assert.ok(lines.every((l) => l === "shadow failed; the router goes on as before"));
 });
 
+test("a shadow forgets every request that ended, whether its core works, throws or never started", () => {
+  // A failure prints fast-check's seed and path; FC_SEED=<seed> FC_PATH=<path> replays it.
+  fc.assert(
+    fc.property(
+      fc.array(commandArb, { minLength: 20, maxLength: 120 }),
+      fc.constantFrom("works", "throws", "never started"),
+      fc.integer({ min: 1, max: 200 }),
+      (commands, kind, throwAt) => {
+        const shadow =
+          kind === "never started"
+            ? createShadow({
+                config: DEFAULT_SCHEDULER_CONFIG,
+                backends: BACKENDS,
+                logger: silentLogger,
+                now: () => 0,
+                createScheduler: () => {
+                  throw new Error("cannot build");
+                },
+              })
+            : shadowOf(kind === "throws" ? throwAt : null);
+        // Every request that arrived ends: one finish per command drains whatever is left.
+        const finishAll: Command[] = commands.map(() => ({
+          op: "finish",
+          pick: 0,
+          ok: true,
+          tokens: 100,
+        }));
+        drive([...commands, ...finishAll], shadow);
+        assert.equal(shadow.followed(), 0, "nothing kept of a request that ended");
+      },
+    ),
+    params,
+  );
+});
+
 test("a shadow whose core cannot be built watches nothing and the router is not told", () => {
   const shadow = createShadow({
     config: DEFAULT_SCHEDULER_CONFIG,
