@@ -109,16 +109,22 @@ export function createInvariantChecker(limits: InvariantLimits): InvariantChecke
       }
       for (const [url, used] of Object.entries(s.usedTokens)) {
         if (used < 0) {
-          out.push({
-            atMs: s.atMs,
-            invariant: "books",
-            detail: `backend ${url} used_tokens ${used} < 0`,
-          });
+          once(
+            `b:${url}`,
+            { atMs: s.atMs, invariant: "books", detail: `backend ${url} ${usedText(used)} < 0` },
+            out,
+          );
         }
       }
       return out;
     },
   };
+}
+
+/** A book's figure, saying when it is off by less than a token (floating-point drift in its sums). */
+function usedText(used: number): string {
+  const drift = used !== 0 && Math.abs(used) < 1 ? " (less than one token: drift in the sums)" : "";
+  return `used_tokens ${used}${drift}`;
 }
 
 /** Once load has stopped and the idle timeout has passed: no program, no token booked. */
@@ -144,7 +150,7 @@ export function drainedViolations(s: RouterSample): Violation[] {
       out.push({
         atMs: s.atMs,
         invariant: "books",
-        detail: `backend ${url} used_tokens ${used} after the fleet drained (want 0)`,
+        detail: `backend ${url} ${usedText(used)} after the fleet drained (want 0)`,
       });
     }
   }
@@ -185,12 +191,15 @@ export function parseAccessLine(line: string): AccessLine | null {
   };
 }
 
-/** A client that hung up (`499 client_closed`): its own act, not a failure of the router. */
-const CLIENT_CLOSED = 499;
+/**
+ * A client that hung up: `499 client_closed`, or a 200 whose head (a held or relaying stream)
+ * was out when it left. Its own act, not a failure of the router.
+ */
+const CLIENT_CLOSED = "client_closed";
 
 /** A request the router failed: a 5xx, or a 200 stream ended by an error event. */
 export function isFailure(l: AccessLine): boolean {
-  if (l.status === CLIENT_CLOSED) return false;
+  if (l.error === CLIENT_CLOSED) return false;
   return l.status >= 500 || (l.status < 300 && l.error !== null);
 }
 

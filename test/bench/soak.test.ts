@@ -136,6 +136,9 @@ describe("createInvariantChecker", () => {
       v.map((x) => x.invariant),
       ["held-past-max-pause", "books"],
     );
+    const drift = c.observe({ atMs: 304_000, programs: [], usedTokens: { u: -5, w: -7e-12 } });
+    assert.equal(drift.length, 1, "each backend's negative books are reported once");
+    assert.match(drift[0].detail, /backend w .*less than one token/);
   });
 });
 
@@ -174,6 +177,7 @@ describe("end checks", () => {
       line({ status: 502 }), // on b1 during kill (within grace)
       line({ status: 200, error: "backend_incomplete" }), // a cut stream
       line({ status: 499, error: "client_closed" }), // the client's own act
+      line({ status: 200, error: "client_closed", backend: null }), // left while held
       line({ status: 503, backend: null, endMs: 21_000 }), // ran nowhere, during the stop
       line({ status: 502, backend: "http://b2", endMs: 10_000 }), // b2, no fault there then
       line({ status: 200 }),
