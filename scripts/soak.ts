@@ -117,6 +117,11 @@ const burstSize = num("burst");
 // The warm-up (no fault; RSS after it is the baseline) and the tail (no fault; the router settles).
 const warmupMs = Math.min(60 * MS, durationMs * 0.1);
 const tailMs = warmupMs;
+/**
+ * The RSS baseline: after the warm-up and after the idle timeout, so the programs whose clients
+ * never release them have reached their steady number.
+ */
+const baselineMs = Math.max(warmupMs, idleTimeoutMs + 15 * MS);
 /** Requests each disconnect fault sends. */
 const DISCONNECTS = 4;
 /** Output of a disconnect probe: long enough that it is still running when its client leaves. */
@@ -329,7 +334,9 @@ async function routerSample(): Promise<RouterSample> {
   };
 }
 
+/** Programs the probes and bursts started; the closed loop's are `loopPrograms()`. */
 let programsSeen = 0;
+let loopPrograms = () => 0;
 async function takeSample(): Promise<void> {
   let s: RouterSample;
   try {
@@ -351,7 +358,7 @@ async function takeSample(): Promise<void> {
     heap_mb: heap === null ? null : heap / 2 ** 20,
     lag_p99_ms: lag === null ? null : lag * MS,
     live_programs: s.programs.length,
-    programs_seen: programsSeen,
+    programs_seen: programsSeen + loopPrograms(),
     requests: sent.get("/v1/chat/completions") ?? 0,
   });
 }
@@ -593,6 +600,10 @@ try {
     streamShare: num("stream-share"),
     programIdPrefix: "soak-",
   });
+  loopPrograms = () => {
+    const p = loop.progress();
+    return p.programsStarted;
+  };
   const pending: Promise<void>[] = [];
   schedule.forEach((fault, i) => {
     const window: FaultWindow = {
@@ -673,7 +684,7 @@ try {
   // ---- the figures --------------------------------------------------------------------------
   const programs = records.programs.length + (records.subagents?.length ?? 0) + programsSeen;
   const requests = sent.get("/v1/chat/completions") ?? 0;
-  const warm = samples.find((s) => s.t_s * MS >= warmupMs && s.rss_mb !== null) ?? samples[0];
+  const warm = samples.find((s) => s.t_s * MS >= baselineMs && s.rss_mb !== null) ?? samples[0];
   const end = samples[samples.length - 1];
   const liveMax = Math.max(1, ...samples.map((s) => s.live_programs));
   const lags = samples.map((s) => s.lag_p99_ms).filter((v): v is number => v !== null);
@@ -711,7 +722,10 @@ try {
     "  explained by a fault / unexplained",
     `${access.failed.length - attr.unexplained.length} / ${attr.unexplained.length}`,
   );
-  row("RSS after warm-up / at the end (MB)", `${fmt(warm.rss_mb)} / ${fmt(end.rss_mb)}`);
+  row(
+    `RSS after warm-up (${(warm.t_s).toFixed(0)} s) / at the end (MB)`,
+    `${fmt(warm.rss_mb)} / ${fmt(end.rss_mb)}`,
+  );
   row(
     "RSS end ÷ after warm-up",
     warm.rss_mb && end.rss_mb ? (end.rss_mb / warm.rss_mb).toFixed(2) : "n/a",
