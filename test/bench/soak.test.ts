@@ -3,6 +3,7 @@ import { describe, it } from "node:test";
 import {
   type AccessLine,
   attributeFailures,
+  bookDrift,
   createInvariantChecker,
   drainedViolations,
   heldTooLong,
@@ -136,9 +137,9 @@ describe("createInvariantChecker", () => {
       v.map((x) => x.invariant),
       ["held-past-max-pause", "books"],
     );
-    const drift = c.observe({ atMs: 304_000, programs: [], usedTokens: { u: -5, w: -7e-12 } });
-    assert.equal(drift.length, 1, "each backend's negative books are reported once");
-    assert.match(drift[0].detail, /backend w .*less than one token/);
+    const again = c.observe({ atMs: 304_000, programs: [], usedTokens: { u: -5, w: -2 } });
+    assert.equal(again.length, 1, "each backend's negative books are reported once");
+    assert.match(again[0].detail, /backend w used_tokens -2/);
   });
 });
 
@@ -155,6 +156,18 @@ describe("end checks", () => {
       ["programs-left", "books"],
     );
     assert.match(v[0].detail, /2 acting\/paused/);
+  });
+
+  it("takes a rounding residue in the books for zero, and says how large it was", () => {
+    const s = { atMs: 0, programs: [], usedTokens: { u: 5.8e-11, w: -7e-12 } };
+    assert.deepEqual(drainedViolations(s), []);
+    assert.deepEqual(createInvariantChecker(limits).observe(s), []);
+    assert.equal(bookDrift(s), 5.8e-11);
+    assert.equal(
+      drainedViolations({ ...s, usedTokens: { u: 0.5 } }).length,
+      1,
+      "half a token is not rounding",
+    );
   });
 
   const line = (over: Partial<AccessLine>): AccessLine => ({
