@@ -26,7 +26,7 @@ export function registerSimBackend(program: Command, io: CliIo): void {
   cmd
     .addHelpText(
       "after",
-      "\nPer-request headers: x-sim-return-error: <status> fails the request with that status;\nx-sim-stream-error-after: <n> sends an error event after n tokens, then [DONE].",
+      `\nPer-request headers: x-sim-return-error: <status> fails the request with that status;\nx-sim-stream-error-after: <n> sends an error event after n tokens, then [DONE].\n\nRuntime control: POST /sim/metrics-fault {"mode":"garbage"|"error"|"slow"|"ok","seconds":N,\n"delay_seconds":D} makes /metrics answer garbage, a 500, or its body D s late (default 15)\nfor N real seconds (absent: until the next control; "ok" ends it). Open like the headers above:\nthis is a test server, listening on loopback unless --host says otherwise.`,
     )
     .action(async (opts: Record<string, unknown>) => {
       const flags = givenFlags(SIM_SETTINGS, opts);

@@ -1,6 +1,6 @@
 /**
  * The small endpoints: models, health, version, tokenize,
- * detokenize, metrics, and SGLang's server info. `/tokenize` uses the same tokenizer and
+ * detokenize, metrics (and its fault control, metrics-fault.ts), and SGLang's server info. `/tokenize` uses the same tokenizer and
  * chat template as generation, so its counts equal `usage.prompt_tokens`.
  */
 
@@ -8,19 +8,24 @@ import type { Hono } from "hono";
 import { chatPromptTokens } from "../engine/chat-template.ts";
 import { decode, encode } from "../engine/tokenizer.ts";
 import { Errors } from "../errors.ts";
+import type { Clock } from "../runtime/clock.ts";
+import { METRICS_FAULT_PATH, type MetricsFault } from "./metrics-fault.ts";
 import type { SimBackendOptions } from "./options.ts";
-import { PROMETHEUS_CONTENT_TYPE } from "./prom-format.ts";
 import { parseChatBody, parseJsonObject } from "./request-parse.ts";
 
 /** What /version reports: the release whose metric and response shapes we reproduce. */
 export const VLLM_VERSION = "0.11.0";
 export const SGLANG_VERSION = "0.5.0";
+const MS_PER_S = 1000;
 
 export interface InfoRouteDeps {
   options: SimBackendOptions;
   /** Unix seconds of server start (`created` of /v1/models). */
   startedAt: number;
   renderMetrics: () => string;
+  /** The fault `/metrics` answers under, set by `POST /sim/metrics-fault`. */
+  metricsFault: MetricsFault;
+  clock: Clock;
   /** Tokens in the KV pool (SGLang `max_total_num_tokens`). */
   maxTotalNumTokens: number;
   permissionId: string;
@@ -74,14 +79,15 @@ export function registerInfoRoutes(app: Hono, deps: InfoRouteDeps): void {
   app.post("/ping", healthy);
   app.get("/version", (c) => c.json({ version: sglang ? SGLANG_VERSION : VLLM_VERSION }));
 
-  app.get(
-    "/metrics",
-    () =>
-      new Response(deps.renderMetrics(), {
-        status: 200,
-        headers: { "content-type": PROMETHEUS_CONTENT_TYPE },
-      }),
-  );
+  app.get("/metrics", () => deps.metricsFault.respond(deps.renderMetrics));
+  app.post(METRICS_FAULT_PATH, async (c) => {
+    const state = deps.metricsFault.set(await c.req.text());
+    return c.json({
+      mode: state.mode,
+      seconds_left: state.untilMs === null ? null : (state.untilMs - deps.clock.now()) / MS_PER_S,
+      delay_seconds: state.mode === "slow" ? state.delayMs / MS_PER_S : null,
+    });
+  });
 
   app.post("/tokenize", async (c) => {
     const body = parseJsonObject(await c.req.text());

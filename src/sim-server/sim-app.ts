@@ -8,12 +8,14 @@ import { type Context, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Errors, envelopeBody, envelopeOfPath, MaitredError, toErrorResponse } from "../errors.ts";
+import { type Clock, wallClock } from "../runtime/clock.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import { registerDialectRoutes } from "./dialect-routes.ts";
 import type { EngineDriver } from "./engine-driver.ts";
 import { createFailureInjector } from "./failure-injection.ts";
 import { generationHandler } from "./generation-handler.ts";
 import { registerInfoRoutes } from "./info-routes.ts";
+import { createMetricsFault } from "./metrics-fault.ts";
 import type { SimBackendOptions } from "./options.ts";
 import { noopObserver, type RequestObserver } from "./request-observer.ts";
 import { createSglangMetrics } from "./sglang-metrics.ts";
@@ -33,6 +35,8 @@ export interface SimAppDeps {
   startedAt?: number;
   /** Random part of response ids when no X-Request-Id is sent. */
   newRequestId?: () => string;
+  /** Times a `/metrics` fault (metrics-fault.ts); the wall clock by default. */
+  clock?: Clock;
 }
 
 const randomHex = () => randomUUID().replaceAll("-", "");
@@ -40,6 +44,7 @@ const randomHex = () => randomUUID().replaceAll("-", "");
 export function buildSimApp(deps: SimAppDeps): Hono {
   const { options, driver } = deps;
   const logger = deps.logger ?? silentLogger;
+  const clock = deps.clock ?? wallClock;
   const wallNow = deps.wallNow ?? Date.now;
   const startedAt = deps.startedAt ?? wallNow() / MS_PER_S;
   // Block 0 is the null block, so the pool holds numGpuBlocks − 1 blocks.
@@ -97,6 +102,8 @@ export function buildSimApp(deps: SimAppDeps): Hono {
     options,
     startedAt,
     renderMetrics,
+    metricsFault: createMetricsFault(clock),
+    clock,
     maxTotalNumTokens,
     permissionId: `modelperm-${randomHex()}`,
   });

@@ -62,7 +62,7 @@ export async function startSimBackend(input: StartSimBackendOptions = {}): Promi
   const options = resolveSimBackendOptions(raw);
   const engine = simEngine(options);
   const driver = createEngineDriver({ engine, clock, timeScale: options.timeScale });
-  const app = buildSimApp({ options, driver, logger, wallNow, startedAt });
+  const app = buildSimApp({ options, driver, logger, wallNow, startedAt, clock });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () =>

@@ -1,0 +1,828 @@
+/**
+ * A day of faults (`npm run soak`): `maitred serve` in front of N simulated backends, each its own
+ * process, driven by a closed loop of agent programs at a high time scale for a wall time, with
+ * faults injected on a seeded schedule (src/bench/soak-schedule.ts) and the router's invariants
+ * checked every few seconds from its own endpoints (src/bench/soak-invariants.ts), its memory and
+ * CPU sampled all along. Prints violations as they happen, then a table; exits 1 if an invariant
+ * failed.
+ *
+ *   node scripts/soak.ts [--minutes 20] [--time-scale 72] [--backends 2] [--router tr]
+ *       [--seed 1] [--concurrency 96] [--trace-share 0.1] [--unreleased 0.3]
+ *       [--stream-share 0.25] [--num-gpu-blocks 6000] [--faults-per-kind 3] [--burst 200]
+ *       [--idle-timeout 45] [--max-pause 300] [--poll-timeout 2] [--scheduler-interval 1]
+ *       [--sample-every 5] [--svg FILE] [--json FILE] [--log-file FILE] [--cells]
+ *
+ * The router runs in wall time whatever the time scale: its tick, poll timeout, idle timeout and
+ * max pause are wall seconds, as an operator would set them, and the invariants hold it to them.
+ * Only the engines and the agents' tool times run `--time-scale` times faster.
+ */
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { parsePrometheusText, sumOf } from "../src/backends/prometheus-text.ts";
+import { startClosedLoop } from "../src/bench/closed-loop.ts";
+import {
+  type SimBackendSettings,
+  simBackendArgs,
+  simBackendSettings,
+} from "../src/bench/compare.ts";
+import { discoverModel } from "../src/bench/discover-model.ts";
+import {
+  type MaitredProcess,
+  startMaitredProcess,
+  stopProcess,
+} from "../src/bench/maitred-process.ts";
+import {
+  type AccessLine,
+  attributeFailures,
+  bookDrift,
+  createInvariantChecker,
+  drainedViolations,
+  type FaultWindow,
+  heldTooLong,
+  INVARIANTS,
+  isFailure,
+  type ProgramSample,
+  parseAccessLine,
+  type RouterSample,
+  type Violation,
+} from "../src/bench/soak-invariants.ts";
+import {
+  FAULT_KINDS,
+  type Fault,
+  type FaultKind,
+  faultSchedule,
+} from "../src/bench/soak-schedule.ts";
+import { createStepClient, type StepClient } from "../src/bench/step-client.ts";
+import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
+import { createRng } from "../src/workload/prng.ts";
+import { lineChart } from "./line-chart.ts";
+
+const { values: a } = parseArgs({
+  options: {
+    minutes: { type: "string", default: "20" },
+    "time-scale": { type: "string", default: "72" },
+    backends: { type: "string", default: "2" },
+    router: { type: "string", default: "tr" },
+    seed: { type: "string", default: "1" },
+    concurrency: { type: "string", default: "96" },
+    "trace-share": { type: "string", default: "0.1" },
+    unreleased: { type: "string", default: "0.3" },
+    "stream-share": { type: "string", default: "0.25" },
+    "num-gpu-blocks": { type: "string", default: "6000" },
+    "faults-per-kind": { type: "string", default: "3" },
+    burst: { type: "string", default: "200" },
+    "idle-timeout": { type: "string", default: "45" },
+    "max-pause": { type: "string", default: "300" },
+    "poll-timeout": { type: "string", default: "2" },
+    "scheduler-interval": { type: "string", default: "1" },
+    "sample-every": { type: "string", default: "5" },
+    svg: { type: "string" },
+    json: { type: "string" },
+    "log-file": { type: "string" },
+    cells: { type: "boolean", default: false },
+  },
+});
+
+if (a.cells) {
+  if (spawnSync("haproxy", ["-v"]).error !== undefined) {
+    console.error("--cells needs HAProxy in front of the cells: apt-get install haproxy");
+  } else {
+    console.error("--cells is not built yet: run scripts/bench-cells.ts for cells behind HAProxy");
+  }
+  process.exit(2);
+}
+if (a.router !== "tr" && a.router !== "default") {
+  console.error(`--router must be tr or default, got ${a.router}`);
+  process.exit(2);
+}
+const router = a.router;
+const MS = 1000;
+const num = (k: keyof typeof a) => Number(a[k]);
+const durationMs = num("minutes") * 60 * MS;
+const timeScale = num("time-scale");
+const numBackends = num("backends");
+const seed = num("seed");
+const concurrency = num("concurrency");
+const traceShare = num("trace-share");
+const pollTimeoutMs = num("poll-timeout") * MS;
+const tickMs = num("scheduler-interval") * MS;
+const idleTimeoutMs = num("idle-timeout") * MS;
+const maxPauseMs = num("max-pause") * MS;
+const sampleMs = num("sample-every") * MS;
+const burstSize = num("burst");
+// The warm-up (no fault; RSS after it is the baseline) and the tail (no fault; the router settles).
+const warmupMs = Math.min(60 * MS, durationMs * 0.1);
+const tailMs = warmupMs;
+/**
+ * The RSS baseline: after the warm-up and after the idle timeout, so the programs whose clients
+ * never release them have reached their steady number.
+ */
+const baselineMs = Math.max(warmupMs, idleTimeoutMs + 15 * MS);
+/** Requests each disconnect fault sends. */
+const DISCONNECTS = 4;
+/** Output of a disconnect probe: long enough that it is still running when its client leaves. */
+const PROBE_TOKENS = 4000;
+/** A plain answer comes whole, so a client gone this soon left before its head. */
+const BEFORE_HEAD_MS = 30;
+/** A stream with its head and no token this long after is held. */
+const HELD_AFTER_MS = 300;
+/** How long a mid-stream probe waits for its first token before it gives up. */
+const STREAM_WAIT_MS = 10_000;
+
+// ---- the workload: DeepSeek and Gemini traces beside short programs -------------------------
+
+const dir = mkdtempSync(join(tmpdir(), "maitred-soak-"));
+const logFile = a["log-file"] ?? join(dir, "router.log");
+
+/**
+ * Short agent programs (1–3 calls, a few hundred tokens of prompt, 8–32 tokens out, 0.2–3 s of
+ * tool time in the modelled system): what a fleet's program count is mostly made of, and what
+ * lets two simulated backends on two vCPUs serve tens of programs a second.
+ */
+function writeShortTrace(file: string, count: number): void {
+  const rng = createRng(seed * 7919 + 1);
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const steps = [];
+    let prompt = rng.int(300, 800);
+    const n = rng.int(1, 3);
+    for (let s = 0; s < n; s++) {
+      const out = rng.int(8, 32);
+      steps.push({ prompt_tokens: prompt, completion_tokens: out, tool_ms: rng.int(200, 3000) });
+      prompt += out + rng.int(50, 150);
+    }
+    lines.push(JSON.stringify({ id: `short-${i}`, steps }));
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+}
+const shortTrace = join(dir, "soak-short.jsonl");
+writeShortTrace(shortTrace, 500);
+const mix = `mix:deepseek=${traceShare / 2},gemini=${traceShare / 2},${shortTrace}=${1 - traceShare}`;
+
+// ---- processes ------------------------------------------------------------------------------
+
+interface Backend {
+  settings: SimBackendSettings;
+  proc: MaitredProcess;
+  url: string;
+}
+const startBackend = async (settings: SimBackendSettings) =>
+  startMaitredProcess(
+    ["sim-backend", ...simBackendArgs(settings), "--log-level", "info"],
+    "sim-backend listening",
+  );
+
+const backends: Backend[] = [];
+for (let i = 0; i < numBackends; i++) {
+  const settings = simBackendSettings({ timeScale, numGpuBlocks: num("num-gpu-blocks") }, i);
+  const proc = await startBackend(settings);
+  backends.push({
+    settings: { ...settings, port: Number(new URL(proc.url).port) },
+    proc,
+    url: proc.url,
+  });
+}
+
+const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+const logOut = createWriteStream(logFile);
+/** Access log tallies, kept as lines come (a day's lines are not held in memory). */
+const access = {
+  byPath: new Map<string, number>(),
+  failed: [] as AccessLine[],
+  held: [] as AccessLine[],
+};
+
+function startRouter(): Promise<{ url: string; pid: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [
+      MAIN,
+      "serve",
+      ...["--host", "127.0.0.1", "--port", "0", "--router", router],
+      ...["--backends", backends.map((b) => b.url).join(",")],
+      ...["--log-level", "info", "--access-log", "on"],
+      ...[
+        "--scheduler-interval",
+        String(tickMs / MS),
+        "--poll-timeout",
+        String(pollTimeoutMs / MS),
+      ],
+      ...["--idle-timeout", String(idleTimeoutMs / MS), "--max-pause", String(maxPauseMs / MS)],
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
+    lines.on("line", (line) => {
+      logOut.write(`${line}\n`);
+      const l = parseAccessLine(line);
+      if (l !== null) {
+        access.byPath.set(l.path, (access.byPath.get(l.path) ?? 0) + 1);
+        if (isFailure(l)) access.failed.push(l);
+        if (l.heldMs !== null && l.heldMs > maxPauseMs) access.held.push(l);
+        return;
+      }
+      if (line.includes('"maitred listening"')) {
+        const url = (JSON.parse(line) as { url: string }).url;
+        resolve({ url, pid: child.pid as number, child });
+      }
+    });
+    child.once("exit", (code, signal) =>
+      reject(new Error(`maitred serve exited (${signal ?? code}); log: ${logFile}`)),
+    );
+  });
+}
+const r = await startRouter();
+
+/** Every request the soak sends to the router, by path: the access log must have as many lines. */
+const sent = new Map<string, number>();
+const count = (path: string) => sent.set(path, (sent.get(path) ?? 0) + 1);
+/** Requests the soak gave up on before any answer: the router may never have seen them. */
+const gaveUp = new Map<string, number>();
+const unanswered = (path: string) => gaveUp.set(path, (gaveUp.get(path) ?? 0) + 1);
+function routerFetch(path: string, init?: RequestInit): Promise<Response> {
+  count(path);
+  return fetch(`${r.url}${path}`, init);
+}
+function counted(client: StepClient): StepClient {
+  return {
+    async send(req, signal) {
+      count("/v1/chat/completions");
+      try {
+        return await client.send(req, signal);
+      } catch (err) {
+        // Aborted when load stopped: it may have left before the router read it.
+        unanswered("/v1/chat/completions");
+        throw err;
+      }
+    },
+    release(id) {
+      count("/programs/release");
+      return client.release(id);
+    },
+    close: () => client.close(),
+  };
+}
+
+// ---- sampling: invariants, memory, CPU ------------------------------------------------------
+
+interface Sample {
+  t_s: number;
+  rss_mb: number | null;
+  cpu_s: number | null;
+  heap_mb: number | null;
+  lag_p99_ms: number | null;
+  live_programs: number;
+  programs_seen: number;
+  requests: number;
+}
+const samples: Sample[] = [];
+const violations: Violation[] = [];
+const limits = { maxRequestMs: 60 * MS, maxPauseMs, slackMs: 2 * tickMs + sampleMs };
+const checker = createInvariantChecker(limits);
+const t0 = Date.now();
+const since = (ms: number) => `${((ms - t0) / MS).toFixed(1)} s`;
+let lastPrograms: readonly ProgramSample[] = [];
+
+function violate(vs: Violation[]): void {
+  for (const v of vs) {
+    violations.push(v);
+    console.log(`VIOLATION at ${since(v.atMs)} ${v.invariant}: ${v.detail}`);
+  }
+}
+
+const CLK_TCK = 100;
+function procStats(pid: number): { rssMb: number | null; cpuS: number | null } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const rss = /VmRSS:\s+(\d+) kB/.exec(status);
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return {
+      rssMb: rss === null ? null : Number(rss[1]) / 1024,
+      cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
+    };
+  } catch {
+    return { rssMb: null, cpuS: null };
+  }
+}
+
+async function routerSample(): Promise<RouterSample> {
+  const programs = (await (await routerFetch("/programs")).json()) as Record<
+    string,
+    { status: string; state: string; in_flight: number; paused_since: number | null }
+  >;
+  const bs = (await (await routerFetch("/backends")).json()) as Record<
+    string,
+    { used_tokens: number }
+  >;
+  return {
+    atMs: Date.now(),
+    programs: Object.entries(programs).map(([key, p]) => ({
+      key,
+      status: p.status,
+      state: p.state,
+      inFlight: p.in_flight,
+      pausedSince: p.paused_since,
+    })),
+    usedTokens: Object.fromEntries(Object.entries(bs).map(([u, b]) => [u, b.used_tokens])),
+  };
+}
+
+/** Programs the probes and bursts started; the closed loop's are `loopPrograms()`. */
+let programsSeen = 0;
+/** The largest rounding residue seen in the books (soak-invariants.ts BOOK_DRIFT_TOKENS). */
+let drift = 0;
+const noteDrift = (s: RouterSample) => {
+  const d = bookDrift(s);
+  if (Math.abs(d) > Math.abs(drift)) drift = d;
+};
+let loopPrograms = () => 0;
+async function takeSample(): Promise<void> {
+  let s: RouterSample;
+  try {
+    s = await routerSample();
+  } catch (err) {
+    console.log(`sample failed at ${since(Date.now())}: ${(err as Error).message}`);
+    return;
+  }
+  lastPrograms = s.programs;
+  violate(checker.observe(s));
+  noteDrift(s);
+  const fams = parsePrometheusText(await (await fetch(`${r.url}/metrics`)).text());
+  const heap = sumOf(fams, "nodejs_heap_size_used_bytes");
+  const lag = sumOf(fams, "nodejs_eventloop_lag_p99_seconds");
+  const p = procStats(r.pid);
+  samples.push({
+    t_s: (s.atMs - t0) / MS,
+    rss_mb: p.rssMb,
+    cpu_s: p.cpuS,
+    heap_mb: heap === null ? null : heap / 2 ** 20,
+    lag_p99_ms: lag === null ? null : lag * MS,
+    live_programs: s.programs.length,
+    programs_seen: programsSeen + loopPrograms(),
+    requests: sent.get("/v1/chat/completions") ?? 0,
+  });
+}
+
+// ---- faults ---------------------------------------------------------------------------------
+
+const schedule = faultSchedule({
+  seed,
+  durationMs,
+  warmupMs,
+  tailMs,
+  backends: numBackends,
+  perKind: num("faults-per-kind"),
+  lengthMs: faultLengths(),
+});
+/** Each kind's length: as long as it must be to mean anything, within its slot. */
+function faultLengths(): Record<FaultKind, number> {
+  const slot = (durationMs - warmupMs - tailMs) / (FAULT_KINDS.length * num("faults-per-kind"));
+  const fit = (ms: number) => Math.min(ms, Math.floor(slot * 0.7));
+  // Stopped past the poll timeout, so the router sees a frozen backend, not a slow one.
+  const stopMs = Math.max(3 * pollTimeoutMs, fit(15 * MS));
+  return {
+    kill: fit(5 * MS),
+    stop: stopMs,
+    "metrics-garbage": fit(20 * MS),
+    "metrics-error": fit(20 * MS),
+    "metrics-slow": fit(20 * MS),
+    "disconnect-mid-stream": fit(5 * MS),
+    "disconnect-before-head": fit(5 * MS),
+    "disconnect-held": fit(10 * MS),
+    burst: fit(10 * MS),
+  };
+}
+interface FaultRun {
+  fault: Fault;
+  window: FaultWindow;
+  /** How many times it was done (a held disconnect needs a paused program to hijack). */
+  done: number;
+  note: string;
+}
+const runs: FaultRun[] = [];
+const never = new AbortController().signal;
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+const burst: { client: StepClient | null } = { client: null };
+let model = "";
+
+/** A probe's chat request, sent by fetch so it can be cut where the fault says. */
+function probe(programId: string, stream: boolean, signal: AbortSignal): Promise<Response> {
+  return routerFetch("/v1/chat/completions", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      model,
+      program_id: programId,
+      messages: [{ role: "user", content: `soak probe ${programId}` }],
+      max_tokens: PROBE_TOKENS,
+      ignore_eos: true,
+      stream,
+    }),
+    signal,
+  });
+}
+
+/** Send a stream and cut it once `until` says so; resolves with whether it was cut held. */
+async function cutStream(programId: string, heldOnly: boolean): Promise<"held" | "mid" | "none"> {
+  const ctl = new AbortController();
+  try {
+    const res = await probe(programId, true, ctl.signal);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const read = () => Promise.race([reader.read(), sleep(HELD_AFTER_MS).then(() => null)]);
+    const first = await read();
+    const text = first?.value === undefined ? "" : new TextDecoder().decode(first.value);
+    const held = first === null || !text.includes("data:");
+    if (held && !heldOnly) {
+      // Cut mid-stream: wait for its first token (after the hold, if it was held).
+      const end = Date.now() + STREAM_WAIT_MS;
+      for (let chunk = first; Date.now() < end; chunk = await read()) {
+        if (chunk?.done) break;
+        if (chunk?.value !== undefined && new TextDecoder().decode(chunk.value).includes("data:")) {
+          ctl.abort();
+          return "mid";
+        }
+      }
+    }
+    ctl.abort();
+    if (heldOnly && !held) return "none";
+    return held ? "held" : "mid";
+  } catch {
+    return "none";
+  }
+}
+
+async function runFault(run: FaultRun, tag: string): Promise<void> {
+  const f = run.fault;
+  const b = f.backend === null ? null : backends[f.backend];
+  switch (f.kind) {
+    case "kill": {
+      const bb = b as Backend;
+      await bb.proc.kill();
+      run.done++;
+      await sleep(f.lengthMs);
+      bb.proc = await startBackend(bb.settings);
+      break;
+    }
+    case "stop": {
+      const bb = b as Backend;
+      process.kill(bb.proc.pid, "SIGSTOP");
+      run.done++;
+      await sleep(f.lengthMs);
+      process.kill(bb.proc.pid, "SIGCONT");
+      break;
+    }
+    case "metrics-garbage":
+    case "metrics-error":
+    case "metrics-slow": {
+      const bb = b as Backend;
+      const res = await fetch(`${bb.url}/sim/metrics-fault`, {
+        method: "POST",
+        body: JSON.stringify({
+          mode: f.kind.slice("metrics-".length),
+          seconds: f.lengthMs / MS,
+          delay_seconds: (2 * pollTimeoutMs) / MS,
+        }),
+      });
+      if (res.ok) run.done++;
+      else run.note = `control answered ${res.status}`;
+      await sleep(f.lengthMs);
+      break;
+    }
+    case "disconnect-mid-stream": {
+      const cut = await Promise.all(
+        Array.from({ length: DISCONNECTS }, (_, i) => cutStream(`soak-${tag}-mid-${i}`, false)),
+      );
+      programsSeen += DISCONNECTS;
+      run.done = cut.filter((c) => c === "mid").length;
+      run.note = `${cut.filter((c) => c === "held").length} were held, cut there`;
+      break;
+    }
+    case "disconnect-before-head": {
+      await Promise.all(
+        Array.from({ length: DISCONNECTS }, async (_, i) => {
+          const ctl = new AbortController();
+          const p = probe(`soak-${tag}-head-${i}`, false, ctl.signal);
+          const got = await Promise.race([
+            p.then(
+              () => true,
+              () => false,
+            ),
+            sleep(BEFORE_HEAD_MS).then(() => false),
+          ]);
+          ctl.abort();
+          if (!got) {
+            run.done++;
+            unanswered("/v1/chat/completions");
+          }
+        }),
+      );
+      programsSeen += DISCONNECTS;
+      break;
+    }
+    case "disconnect-held": {
+      // Requests of a paused program are held: send one for a paused program and leave.
+      const end = Date.now() + f.lengthMs;
+      const tried = new Set<string>();
+      while (run.done < DISCONNECTS && Date.now() < end) {
+        const paused = lastPrograms.find(
+          (p) => p.state === "paused" && p.inFlight === 0 && !tried.has(p.key),
+        );
+        if (paused === undefined) {
+          await sleep(500);
+          continue;
+        }
+        tried.add(paused.key);
+        if ((await cutStream(paused.key, true)) === "held") run.done++;
+      }
+      run.note = `${tried.size} paused programs tried`;
+      break;
+    }
+    case "burst": {
+      burst.client ??= counted(createStepClient({ url: r.url, connections: burstSize }));
+      const client = burst.client;
+      await Promise.all(
+        Array.from({ length: burstSize }, async (_, i) => {
+          const id = `soak-${tag}-burst-${i}`;
+          await client.send(
+            {
+              programId: id,
+              model,
+              messages: [{ role: "user", content: `burst ${i}` }],
+              maxTokens: 8,
+              stream: false,
+            },
+            never,
+          );
+          await client.release(id);
+        }),
+      );
+      programsSeen += burstSize;
+      run.done = 1;
+      break;
+    }
+  }
+}
+
+// ---- the run --------------------------------------------------------------------------------
+
+let exitCode = 0;
+try {
+  const served = await discoverModel(r.url);
+  if (served === null) throw new Error(`no model served at ${r.url}`);
+  model = served.id;
+  const spec = { ...parseWorkloadArg(mix, { seed }), unreleased: num("unreleased") };
+  const workload = await loadWorkload(
+    served.maxModelLen ? limitContext(spec, served.maxModelLen) : spec,
+  );
+  console.log(
+    `soak: ${a.minutes} min at time scale ${timeScale} (~${((durationMs * timeScale) / 3_600_000).toFixed(1)} simulated hours), router ${router}, ${numBackends} sim-backends (${a["num-gpu-blocks"]} blocks each), seed ${seed}`,
+  );
+  console.log(
+    `mix: ${concurrency} slots: DeepSeek trace ${traceShare / 2}, Gemini trace ${traceShare / 2}, short programs ${1 - traceShare} (1–3 calls, 300–800 prompt tokens, 8–32 out); ${Math.round(num("stream-share") * 100)} % streamed; ${Math.round(num("unreleased") * 100)} % never released; bursts of ${burstSize}; no client retries`,
+  );
+  console.log(
+    `router: --scheduler-interval ${tickMs / MS} --poll-timeout ${pollTimeoutMs / MS} --idle-timeout ${idleTimeoutMs / MS} --max-pause ${maxPauseMs / MS} (wall seconds); no config reload is injected: maitred has none (no SIGHUP)`,
+  );
+  console.log(
+    `faults: ${schedule.length} (${FAULT_KINDS.map((k) => `${k} ×${schedule.filter((f) => f.kind === k).length}`).join(", ")}); log ${logFile}\n`,
+  );
+
+  const client = counted(createStepClient({ url: r.url, connections: concurrency * 2 }));
+  const loop = startClosedLoop({
+    workload,
+    client,
+    model,
+    concurrency,
+    timeScale,
+    warmupMs: 0,
+    durationMs,
+    maxRetries: 0,
+    streamShare: num("stream-share"),
+    programIdPrefix: "soak-",
+  });
+  loopPrograms = () => {
+    const p = loop.progress();
+    return p.programsStarted;
+  };
+  const pending: Promise<void>[] = [];
+  schedule.forEach((fault, i) => {
+    const window: FaultWindow = {
+      id: i,
+      kind: fault.kind,
+      startMs: t0 + fault.atMs,
+      endMs: t0 + fault.atMs + fault.lengthMs,
+      backend: fault.backend === null ? null : backends[fault.backend].url,
+    };
+    const run: FaultRun = { fault, window, done: 0, note: "" };
+    runs.push(run);
+    pending.push(
+      sleep(fault.atMs).then(async () => {
+        window.startMs = Date.now();
+        console.log(
+          `${since(Date.now())} fault ${fault.kind}${fault.backend === null ? "" : ` on backend ${fault.backend}`} for ${fault.lengthMs} ms`,
+        );
+        await runFault(run, `f${i}`).catch((err: Error) => {
+          run.note = `failed: ${err.message}`;
+        });
+        window.endMs = Math.max(window.endMs, Date.now());
+      }),
+    );
+  });
+  const sampler = setInterval(() => {
+    const p = loop.progress();
+    void takeSample();
+    if (samples.length % 12 === 0)
+      console.log(
+        `${since(Date.now())} programs ${p.programsStarted}, steps ${p.stepsCompleted}, errors ${p.errors}, live ${lastPrograms.length}, router RSS ${samples.at(-1)?.rss_mb?.toFixed(0) ?? "n/a"} MB`,
+      );
+  }, sampleMs);
+  const records = await loop.done;
+  await Promise.all(pending);
+  await client.close();
+  await burst.client?.close();
+  const loadEnd = Date.now();
+  console.log(
+    `\n${since(loadEnd)} load stopped; waiting for the idle timeout (${idleTimeoutMs / MS} s) to empty /programs`,
+  );
+  // Programs left: released by their clients, or idle-timed-out; the tick that releases them.
+  let last = await routerSample();
+  while (last.programs.length > 0 && Date.now() < loadEnd + idleTimeoutMs + 30 * MS) {
+    await sleep(2 * MS);
+    last = await routerSample();
+  }
+  clearInterval(sampler);
+  await takeSample();
+  noteDrift(last);
+  violate(drainedViolations(last));
+
+  // The access log: one line per request sent (wait for the last lines to be written).
+  await sleep(2 * MS);
+  for (const [path, n] of sent) {
+    const got = access.byPath.get(path) ?? 0;
+    const left = gaveUp.get(path) ?? 0;
+    const line = `${path}: ${n} requests sent (${left} given up before an answer), ${got} access log lines`;
+    if (got > n || got < n - left)
+      violate([{ atMs: Date.now(), invariant: "access-log", detail: line }]);
+    else console.log(`access log ${line}`);
+  }
+  const graceMs = 2 * tickMs + 3 * pollTimeoutMs;
+  const attr = attributeFailures(
+    access.failed,
+    runs.map((x) => x.window),
+    graceMs,
+  );
+  violate(
+    attr.unexplained.slice(0, 20).map((l) => ({
+      atMs: l.endMs,
+      invariant: "unexplained-failure" as const,
+      detail: `${l.path} ${l.status} ${l.error ?? ""} on ${l.backend ?? "no backend"} (${l.durationMs} ms)`,
+    })),
+  );
+  if (attr.unexplained.length > 20)
+    console.log(`… ${attr.unexplained.length - 20} more unexplained failures`);
+  violate(heldTooLong(access.held, limits));
+
+  // ---- the figures --------------------------------------------------------------------------
+  const programs = records.programs.length + (records.subagents?.length ?? 0) + programsSeen;
+  const requests = sent.get("/v1/chat/completions") ?? 0;
+  const warm = samples.find((s) => s.t_s * MS >= baselineMs && s.rss_mb !== null) ?? samples[0];
+  const end = samples[samples.length - 1];
+  const liveMax = Math.max(1, ...samples.map((s) => s.live_programs));
+  const lags = samples.map((s) => s.lag_p99_ms).filter((v): v is number => v !== null);
+  const cpuUs = end.cpu_s === null ? null : (end.cpu_s * 1e6) / Math.max(1, requests);
+  const kill = runs.filter((x) => x.fault.kind === "kill").map((x) => x.window);
+  const cut = records.errors.filter((e) => e.kind === "stream_error");
+  const lost = records.errors.length - cut.length;
+  const fmt = (v: number | null, d = 1) => (v === null ? "n/a" : v.toFixed(d));
+  console.log("\n| measure | value |\n| --- | ---: |");
+  const row = (k: string, v: string | number) => console.log(`| ${k} | ${v} |`);
+  row(
+    "wall time / simulated time",
+    `${((loadEnd - t0) / 60_000).toFixed(1)} min / ${(((loadEnd - t0) * timeScale) / 3_600_000).toFixed(1)} h`,
+  );
+  row("programs seen (closed loop + sub-agents + bursts + probes)", programs);
+  row(
+    "programs completed by the closed loop",
+    records.programs.filter((p) => p.outcome === "completed").length,
+  );
+  row("programs per wall second", (programs / ((loadEnd - t0) / MS)).toFixed(1));
+  row("steps answered", records.steps.length);
+  row("requests sent (chat completions)", requests);
+  row(
+    "driver failures: lost (before any byte) / streams cut mid-answer",
+    `${lost} / ${cut.length}`,
+  );
+  row(
+    "  of which during a kill window",
+    records.errors.filter((e) =>
+      kill.some((w) => t0 + e.atMs >= w.startMs && t0 + e.atMs <= w.endMs + graceMs),
+    ).length,
+  );
+  row("router failures in the access log (5xx, error events)", access.failed.length);
+  row(
+    "  explained by a fault / unexplained",
+    `${access.failed.length - attr.unexplained.length} / ${attr.unexplained.length}`,
+  );
+  row(
+    `RSS after warm-up (${(warm.t_s).toFixed(0)} s) / at the end (MB)`,
+    `${fmt(warm.rss_mb)} / ${fmt(end.rss_mb)}`,
+  );
+  row(
+    "RSS end ÷ after warm-up",
+    warm.rss_mb && end.rss_mb ? (end.rss_mb / warm.rss_mb).toFixed(2) : "n/a",
+  );
+  row(
+    "RSS per live program at the peak (KB)",
+    fmt((Math.max(...samples.map((s) => s.rss_mb ?? 0)) * 1024) / liveMax),
+  );
+  row(
+    "RSS per program seen, at the end (KB)",
+    fmt(((end.rss_mb ?? 0) * 1024) / Math.max(1, programs)),
+  );
+  row("peak live programs", liveMax);
+  row("heap used at the end (MB)", fmt(end.heap_mb));
+  row(
+    "event-loop delay p99, worst sample (ms)",
+    lags.length === 0 ? "n/a" : Math.max(...lags).toFixed(1),
+  );
+  row("router CPU per request (µs)", fmt(cpuUs, 0));
+  console.log(
+    "\n| fault | backend | at | length | done | failures it explains | note |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+  );
+  for (const x of runs)
+    console.log(
+      `| ${x.fault.kind} | ${x.fault.backend ?? ""} | ${since(x.window.startMs)} | ${x.fault.lengthMs} ms | ${x.done} | ${attr.explained.get(x.window.id) ?? 0} | ${x.note} |`,
+    );
+  console.log("\n| invariant | result |\n| --- | --- |");
+  for (const inv of INVARIANTS) {
+    const n = violations.filter((v) => v.invariant === inv).length;
+    const note =
+      inv === "books" && drift !== 0
+        ? ` (rounding residue up to ${drift.toExponential(1)} tokens)`
+        : "";
+    console.log(`| ${inv} | ${n === 0 ? "ok" : `**${n} violation(s)**`}${note} |`);
+  }
+  const kinds = new Map<string, number>();
+  for (const e of records.errors) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
+  if (kinds.size > 0)
+    console.log(`\ndriver failures by kind: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")}`);
+
+  if (a.json !== undefined)
+    writeFileSync(
+      a.json,
+      `${JSON.stringify({ samples, faults: runs.map((x) => ({ ...x.fault, done: x.done, explains: attr.explained.get(x.window.id) ?? 0 })), violations }, null, 1)}\n`,
+    );
+  if (a.svg !== undefined) writeFileSync(a.svg, chart(samples));
+  exitCode = violations.length === 0 ? 0 : 1;
+} finally {
+  await stopProcess(r.child);
+  for (const b of backends) {
+    try {
+      process.kill(b.proc.pid, "SIGCONT");
+    } catch {}
+    await b.proc.close();
+  }
+  logOut.end();
+}
+process.exit(exitCode);
+
+/** RSS and heap (MB) above, CPU (%) and event-loop delay p99 (ms) below, over wall minutes. */
+function chart(ss: readonly Sample[]): string {
+  const every = Math.max(1, Math.ceil(ss.length / 10));
+  const xs = ss.map((s, i) => (i % every === 0 ? (s.t_s / 60).toFixed(1) : ""));
+  const cpu = ss.map((s, i) =>
+    i === 0 || s.cpu_s === null || ss[i - 1].cpu_s === null
+      ? 0
+      : (100 * ((s.cpu_s ?? 0) - (ss[i - 1].cpu_s ?? 0))) / Math.max(1e-9, s.t_s - ss[i - 1].t_s),
+  );
+  const top = lineChart({
+    title: "router memory (MB)",
+    xLabel: "wall minutes",
+    xs,
+    series: [
+      { label: "RSS", colour: "#2563eb", ys: ss.map((s) => s.rss_mb ?? 0) },
+      { label: "heap used", colour: "#16a34a", ys: ss.map((s) => s.heap_mb ?? 0), dashed: true },
+    ],
+    yStep: 50,
+  });
+  const bottom = lineChart({
+    title: "router CPU (%) and event-loop delay p99 (ms)",
+    xLabel: "wall minutes",
+    xs,
+    series: [
+      { label: "CPU %", colour: "#d97706", ys: cpu },
+      { label: "lag p99 ms", colour: "#dc2626", ys: ss.map((s) => s.lag_p99_ms ?? 0) },
+    ],
+    yStep: 20,
+  });
+  const inner = (svg: string, y: number) => svg.replace("<svg ", `<svg y="${y}" `);
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="680" viewBox="0 0 640 680">\n${inner(top, 0)}${inner(bottom, 340)}</svg>\n`;
+}

@@ -1,0 +1,98 @@
+import { createRng } from "../workload/prng.ts";
+
+/**
+ * The soak's faults (scripts/soak.ts), on a seeded schedule: the same seed, length and backends
+ * give the same faults at the same moments on the same backends. The run between the warm-up
+ * and the tail (the time left for the router to settle before load stops) is cut into one slot
+ * per fault; the kinds are dealt to the slots in a seeded order, and each fault starts a seeded
+ * moment into the first part of its slot and lasts at most the rest of it. So no two faults
+ * overlap: every failed request is explained by at most one fault, and a backend that is down
+ * always has the other backends beside it.
+ */
+
+export const FAULT_KINDS = [
+  /** SIGKILL a backend, start it again on the same port after the fault's length. */
+  "kill",
+  /** SIGSTOP a backend for longer than the router's poll timeout, then SIGCONT. */
+  "stop",
+  /** The backend's `/metrics` answers garbage, 500s, or a slow body (POST /sim/metrics-fault). */
+  "metrics-garbage",
+  "metrics-error",
+  "metrics-slow",
+  /** Clients that hang up: mid-stream, before the response head, while their request is held. */
+  "disconnect-mid-stream",
+  "disconnect-before-head",
+  "disconnect-held",
+  /** Many new programs at once. */
+  "burst",
+] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Faults aimed at one backend; the others are the clients' own. */
+export const BACKEND_FAULTS: ReadonlySet<FaultKind> = new Set([
+  "kill",
+  "stop",
+  "metrics-garbage",
+  "metrics-error",
+  "metrics-slow",
+]);
+
+export interface Fault {
+  kind: FaultKind;
+  /** When it starts, ms from the run's start. */
+  atMs: number;
+  /** How long it lasts (a killed backend's time down, a stopped one's time stopped, …). */
+  lengthMs: number;
+  /** The backend it hits (index), or null for the clients' faults. */
+  backend: number | null;
+}
+
+export interface ScheduleOptions {
+  seed: number;
+  /** The whole run's load, ms. */
+  durationMs: number;
+  /** No fault before this (the router warms up). */
+  warmupMs: number;
+  /** No fault in the last `tailMs` of the load (the router settles before the end checks). */
+  tailMs: number;
+  backends: number;
+  /** Faults of each kind (at least 1). */
+  perKind: number;
+  /** Length of each kind's fault, ms (what it must be to mean anything: see the soak). */
+  lengthMs: Readonly<Record<FaultKind, number>>;
+}
+
+/** Share of a slot a fault may start in; it lasts at most the rest of the slot. */
+const START_SHARE = 0.25;
+
+/** The faults, in time order; throws when a fault would not fit its slot. */
+export function faultSchedule(o: ScheduleOptions): Fault[] {
+  if (o.backends < 2) throw new Error("a fault schedule needs at least 2 backends");
+  const rng = createRng(o.seed);
+  const kinds = FAULT_KINDS.flatMap((k) => Array.from({ length: Math.max(1, o.perKind) }, () => k));
+  // Fisher–Yates on the seeded stream.
+  for (let i = kinds.length - 1; i > 0; i--) {
+    const j = rng.int(0, i);
+    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
+  }
+  const span = o.durationMs - o.warmupMs - o.tailMs;
+  const slotMs = span / kinds.length;
+  let nextBackend = rng.int(0, o.backends - 1);
+  return kinds.map((kind, i) => {
+    const lengthMs = o.lengthMs[kind];
+    const room = slotMs * (1 - START_SHARE);
+    if (lengthMs > room) {
+      throw new Error(
+        `a ${kind} fault of ${lengthMs} ms does not fit a slot of ${Math.round(slotMs)} ms (${kinds.length} faults in ${span} ms); lengthen the run or inject fewer`,
+      );
+    }
+    const atMs = Math.round(o.warmupMs + i * slotMs + rng.next() * slotMs * START_SHARE);
+    let backend: number | null = null;
+    if (BACKEND_FAULTS.has(kind)) {
+      // Round the fleet, so each backend takes its share of every kind over a long run.
+      backend = nextBackend;
+      nextBackend = (nextBackend + 1) % o.backends;
+    }
+    return { kind, atMs, lengthMs, backend };
+  });
+}
