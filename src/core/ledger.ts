@@ -92,6 +92,33 @@ function addToBooks(p: ProgramRecord, b: BackendBook, sign: 1 | -1): void {
   }
   const cb = b.classBooks;
   if (cb !== null) addToClassBook(cb[p.cls], p, sign * tokens, sign, sign * headroom);
+  if (sign === -1) zeroEmptySums(b);
+}
+
+/**
+ * The sums are running floats and what they add is fractional (headroom is a multiple of a
+ * learned growth, estimates come from characters), so adding and taking away the same
+ * programs can leave ±1e-10 instead of 0. A sum over no programs is exactly zero: set it so,
+ * and an emptied backend's books read 0, never a tiny negative.
+ */
+function zeroEmptySums(b: BackendBook): void {
+  if (b.reasoningPrograms === 0) {
+    b.reasoningTokens = 0;
+    b.reasoningHeadroom = 0;
+  }
+  if (b.actingPrograms === 0) {
+    b.actingTokens = 0;
+    b.decaySum = 0;
+  }
+  if (b.lentPrograms === 0) b.lentTokens = 0;
+  if (b.markedPrograms === 0) {
+    b.markedTokens = 0;
+    b.markedHeadroom = 0;
+  }
+  if (b.reasoningPrograms + b.actingPrograms === 0) {
+    b.materialisedTokens = 0;
+    b.headroomTokens = 0;
+  }
 }
 
 /**
@@ -110,6 +137,12 @@ function addToClassBook(
   else book.actingTokens += tokens;
   book.programs += programs;
   book.headroomTokens += headroom;
+  if (book.programs === 0) {
+    // As zeroEmptySums: a class with no program on the backend books exactly nothing.
+    book.reasoningTokens = 0;
+    book.actingTokens = 0;
+    book.headroomTokens = 0;
+  }
 }
 
 /** Move a program to another priority class; an attached program's class books follow. */
@@ -243,6 +276,7 @@ export function unmarkForPause(p: ProgramRecord): void {
   b.markedTokens -= bookedTokens(p);
   b.markedPrograms -= 1;
   b.markedHeadroom -= bookedHeadroom(p);
+  zeroEmptySums(b);
 }
 
 export function markForPause(p: ProgramRecord): void {
@@ -258,4 +292,5 @@ export function markForPause(p: ProgramRecord): void {
 export function addAnonymous(b: BackendBook, r: RequestRecord, sign: 1 | -1): void {
   b.anonymousInFlight += sign;
   b.anonymousTokens += sign * r.tokens;
+  if (b.anonymousInFlight === 0) b.anonymousTokens = 0;
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import fc from "fast-check";
 import {
   attach,
   decayedActingTokens,
@@ -134,4 +135,67 @@ test("decayed acting tokens halve every second and survive long clocks without o
   detach(q);
   detach(p);
   assert.ok(decayedActingTokens(b, later + 2000) < 1e-9);
+});
+
+test("books of fractional programs read exactly zero once their last program leaves", () => {
+  // A failure prints fast-check's seed and path; FC_SEED=<seed> replays it.
+  const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          tokens: fc.double({ min: 0, max: 1e5, noNaN: true }),
+          headroom: fc.double({ min: 0, max: 1e4, noNaN: true }),
+          newHeadroom: fc.double({ min: 0, max: 1e4, noNaN: true }),
+          reasoning: fc.boolean(),
+          lent: fc.boolean(),
+          cls: fc.integer({ min: 0, max: 2 }),
+        }),
+        { minLength: 1, maxLength: 40 },
+      ),
+      fc.array(fc.nat(), { maxLength: 40 }),
+      (specs, order) => {
+        const b = createBackendBook({ id: "b0", type: "vllm" });
+        b.classBooks = createClassBooks();
+        const programs = specs.map((s, i) => {
+          const p = createProgramRecord(`p${i}`, 1, null, 0);
+          p.knownTokens = s.tokens;
+          p.headroom = s.headroom;
+          refreshFootprint(p);
+          attach(p, b);
+          if (s.reasoning) setStatus(p, "REASONING", i);
+          else setLent(p, s.lent);
+          setProgramClass(p, s.cls);
+          setHeadroom(p, s.newHeadroom);
+          return p;
+        });
+        // Leave in an arbitrary order.
+        for (const k of order) {
+          if (programs.length === 0) break;
+          detach(programs.splice(k % programs.length, 1)[0]);
+        }
+        for (const p of programs) detach(p);
+        const sums = [
+          b.reasoningTokens,
+          b.actingTokens,
+          b.headroomTokens,
+          b.reasoningHeadroom,
+          b.lentTokens,
+          b.materialisedTokens,
+          b.decaySum,
+          beliefUsedTokens(b, DEFAULT_SCHEDULER_CONFIG, 0),
+          ...(b.classBooks ?? []).flatMap((c) => [
+            c.reasoningTokens,
+            c.actingTokens,
+            c.headroomTokens,
+          ]),
+        ];
+        assert.ok(
+          sums.every((x) => Object.is(x, 0)),
+          `every sum is exactly 0: ${sums}`,
+        );
+      },
+    ),
+    { numRuns: 300, ...(seed === undefined ? {} : { seed }) },
+  );
 });
