@@ -10,13 +10,21 @@
  *       [--seed 1] [--concurrency 96] [--trace-share 0.1] [--unreleased 0.3]
  *       [--stream-share 0.25] [--num-gpu-blocks 6000] [--faults-per-kind 3] [--burst 200]
  *       [--idle-timeout 45] [--max-pause 300] [--poll-timeout 2] [--scheduler-interval 1]
- *       [--sample-every 5] [--svg FILE] [--json FILE] [--log-file FILE] [--cells]
+ *       [--sample-every 5] [--svg FILE] [--json FILE] [--log-file FILE] [--cells N]
+ *
+ * `--cells N` runs N cells instead of one router: each a `maitred serve --cell cell-<letter>`
+ * with `--backends` sim-backends of its own, behind HAProxy with the configuration
+ * `maitred cells haproxy-config` writes (src/bench/soak-haproxy.ts; needs `haproxy`). The load
+ * goes through HAProxy; the backend faults go round every cell's backends, and with two cells or
+ * more a cell's `serve` is also killed (SIGKILL) and restarted empty on its port. The invariants
+ * are checked on every cell, memory and CPU sampled per cell; the access log is every cell's
+ * lines summed, against the requests sent and HAProxy's retries.
  *
  * The router runs in wall time whatever the time scale: its tick, poll timeout, idle timeout and
  * max pause are wall seconds, as an operator would set them, and the invariants hold it to them.
  * Only the engines and the agents' tool times run `--time-scale` times faster.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -37,7 +45,15 @@ import {
   stopProcess,
 } from "../src/bench/maitred-process.ts";
 import {
+  HAPROXY_MISSING,
+  haproxyInstalled,
+  type SoakHaproxy,
+  startSoakHaproxy,
+} from "../src/bench/soak-haproxy.ts";
+import {
   type AccessLine,
+  accessCountText,
+  accessLogViolation,
   attributeFailures,
   bookDrift,
   createInvariantChecker,
@@ -45,6 +61,8 @@ import {
   type FaultWindow,
   heldTooLong,
   INVARIANTS,
+  type InvariantChecker,
+  inAnyWindow,
   isFailure,
   type ProgramSample,
   parseAccessLine,
@@ -52,6 +70,7 @@ import {
   type Violation,
 } from "../src/bench/soak-invariants.ts";
 import {
+  CELL_FAULT_KINDS,
   FAULT_KINDS,
   type Fault,
   type FaultKind,
@@ -84,16 +103,18 @@ const { values: a } = parseArgs({
     svg: { type: "string" },
     json: { type: "string" },
     "log-file": { type: "string" },
-    cells: { type: "boolean", default: false },
+    cells: { type: "string", default: "0" },
   },
 });
 
-if (a.cells) {
-  if (spawnSync("haproxy", ["-v"]).error !== undefined) {
-    console.error("--cells needs HAProxy in front of the cells: apt-get install haproxy");
-  } else {
-    console.error("--cells is not built yet: run scripts/bench-cells.ts for cells behind HAProxy");
-  }
+/** Cells behind HAProxy; 0 for one router driven directly. */
+const numCells = Number(a.cells);
+if (!Number.isInteger(numCells) || numCells < 0 || numCells > 26) {
+  console.error(`--cells must be a whole number of cells from 1 to 26, got ${a.cells}`);
+  process.exit(2);
+}
+if (numCells > 0 && !haproxyInstalled()) {
+  console.error(HAPROXY_MISSING);
   process.exit(2);
 }
 if (a.router !== "tr" && a.router !== "default") {
@@ -105,7 +126,9 @@ const MS = 1000;
 const num = (k: keyof typeof a) => Number(a[k]);
 const durationMs = num("minutes") * 60 * MS;
 const timeScale = num("time-scale");
+/** Backends per router (per cell with `--cells`). */
 const numBackends = num("backends");
+const totalBackends = Math.max(1, numCells) * numBackends;
 const seed = num("seed");
 const concurrency = num("concurrency");
 const traceShare = num("trace-share");
@@ -133,6 +156,8 @@ const BEFORE_HEAD_MS = 30;
 const HELD_AFTER_MS = 300;
 /** How long a mid-stream probe waits for its first token before it gives up. */
 const STREAM_WAIT_MS = 10_000;
+/** How long HAProxy gets to see every cell UP, at the start and after a cell's restart. */
+const CELLS_UP_TIMEOUT_MS = 30_000;
 
 // ---- the workload: DeepSeek and Gemini traces beside short programs -------------------------
 
@@ -164,6 +189,18 @@ const shortTrace = join(dir, "soak-short.jsonl");
 writeShortTrace(shortTrace, 500);
 const mix = `mix:deepseek=${traceShare / 2},gemini=${traceShare / 2},${shortTrace}=${1 - traceShare}`;
 
+// Before any process starts: a schedule that does not fit stops the soak with nothing to clean.
+const schedule = faultSchedule({
+  seed,
+  durationMs,
+  warmupMs,
+  tailMs,
+  backends: totalBackends,
+  cells: numCells,
+  perKind: num("faults-per-kind"),
+  lengthMs: faultLengths(),
+});
+
 // ---- processes ------------------------------------------------------------------------------
 
 interface Backend {
@@ -178,7 +215,7 @@ const startBackend = async (settings: SimBackendSettings) =>
   );
 
 const backends: Backend[] = [];
-for (let i = 0; i < numBackends; i++) {
+for (let i = 0; i < totalBackends; i++) {
   const settings = simBackendSettings({ timeScale, numGpuBlocks: num("num-gpu-blocks") }, i);
   const proc = await startBackend(settings);
   backends.push({
@@ -197,14 +234,41 @@ const access = {
   held: [] as AccessLine[],
 };
 
-function startRouter(): Promise<{ url: string; pid: number; child: ChildProcess }> {
+const limits = { maxRequestMs: 60 * MS, maxPauseMs, slackMs: 2 * tickMs + sampleMs };
+
+/** One router: the lone one, or a cell (its `serve` may be killed and started again). */
+interface Router {
+  name: string;
+  backendUrls: string[];
+  /** Its port, kept across restarts (HAProxy's configuration names it). */
+  port: number;
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  /** False from a kill until its restart is listening. */
+  up: boolean;
+  /** A restarted cell starts with no program: its checks start afresh with it. */
+  checker: InvariantChecker;
+  /** CPU seconds of its earlier, killed processes. */
+  cpuBeforeS: number;
+  restarts: number;
+  /** Its last sample (for its RSS, live programs and programs left). */
+  last: { rssMb: number | null; live: number };
+}
+
+function startRouter(
+  name: string,
+  backendUrls: readonly string[],
+  port: number,
+): Promise<{ url: string; pid: number; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
     [
       MAIN,
       "serve",
-      ...["--host", "127.0.0.1", "--port", "0", "--router", router],
-      ...["--backends", backends.map((b) => b.url).join(",")],
+      ...["--host", "127.0.0.1", "--port", String(port), "--router", router],
+      ...["--backends", backendUrls.join(",")],
+      ...(numCells > 0 ? ["--cell", name] : []),
       ...["--log-level", "info", "--access-log", "on"],
       ...[
         "--scheduler-interval",
@@ -233,11 +297,39 @@ function startRouter(): Promise<{ url: string; pid: number; child: ChildProcess 
       }
     });
     child.once("exit", (code, signal) =>
-      reject(new Error(`maitred serve exited (${signal ?? code}); log: ${logFile}`)),
+      reject(new Error(`maitred serve ${name} exited (${signal ?? code}); log: ${logFile}`)),
     );
   });
 }
-const r = await startRouter();
+
+const routers: Router[] = [];
+for (let c = 0; c < Math.max(1, numCells); c++) {
+  const name = numCells > 0 ? `cell-${String.fromCharCode(97 + c)}` : "router";
+  const backendUrls = backends.slice(c * numBackends, (c + 1) * numBackends).map((b) => b.url);
+  const p = await startRouter(name, backendUrls, 0);
+  routers.push({
+    name,
+    backendUrls,
+    port: Number(new URL(p.url).port),
+    ...p,
+    up: true,
+    checker: createInvariantChecker(limits),
+    cpuBeforeS: 0,
+    restarts: 0,
+    last: { rssMb: null, live: 0 },
+  });
+}
+const cellNames = routers.map((rt) => rt.name);
+let hap: SoakHaproxy | null = null;
+if (numCells > 0) {
+  hap = await startSoakHaproxy(
+    routers.map((rt) => ({ name: rt.name, address: `127.0.0.1:${rt.port}` })),
+    dir,
+  );
+  await hap.waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
+}
+/** Where the load goes: HAProxy in front of the cells, or the lone router. */
+const entryUrl = hap?.url ?? routers[0].url;
 
 /** Every request the soak sends to the router, by path: the access log must have as many lines. */
 const sent = new Map<string, number>();
@@ -245,16 +337,30 @@ const count = (path: string) => sent.set(path, (sent.get(path) ?? 0) + 1);
 /** Requests the soak gave up on before any answer: the router may never have seen them. */
 const gaveUp = new Map<string, number>();
 const unanswered = (path: string) => gaveUp.set(path, (gaveUp.get(path) ?? 0) + 1);
+/** When the soak's own requests failed, by path (a killed cell may take their log lines). */
+const clientFailures: { path: string; atMs: number }[] = [];
 function routerFetch(path: string, init?: RequestInit): Promise<Response> {
   count(path);
-  return fetch(`${r.url}${path}`, init);
+  return fetch(`${entryUrl}${path}`, init);
+}
+/** A request straight to one router (its own views); one it never answered is given up. */
+async function routerGet(rt: Router, path: string): Promise<unknown> {
+  count(path);
+  try {
+    return await (await fetch(`${rt.url}${path}`)).json();
+  } catch (err) {
+    unanswered(path);
+    throw err;
+  }
 }
 function counted(client: StepClient): StepClient {
   return {
     async send(req, signal) {
       count("/v1/chat/completions");
       try {
-        return await client.send(req, signal);
+        const res = await client.send(req, signal);
+        if (!res.ok) clientFailures.push({ path: "/v1/chat/completions", atMs: Date.now() });
+        return res;
       } catch (err) {
         // Aborted when load stopped: it may have left before the router read it.
         unanswered("/v1/chat/completions");
@@ -271,20 +377,21 @@ function counted(client: StepClient): StepClient {
 
 // ---- sampling: invariants, memory, CPU ------------------------------------------------------
 
+/** One sample; memory, CPU and programs summed over the cells (each cell's in `cells`). */
 interface Sample {
   t_s: number;
   rss_mb: number | null;
   cpu_s: number | null;
   heap_mb: number | null;
+  /** The worst cell's. */
   lag_p99_ms: number | null;
   live_programs: number;
   programs_seen: number;
   requests: number;
+  cells: { name: string; rss_mb: number | null; live_programs: number }[];
 }
 const samples: Sample[] = [];
 const violations: Violation[] = [];
-const limits = { maxRequestMs: 60 * MS, maxPauseMs, slackMs: 2 * tickMs + sampleMs };
-const checker = createInvariantChecker(limits);
 const t0 = Date.now();
 const since = (ms: number) => `${((ms - t0) / MS).toFixed(1)} s`;
 let lastPrograms: readonly ProgramSample[] = [];
@@ -295,6 +402,9 @@ function violate(vs: Violation[]): void {
     console.log(`VIOLATION at ${since(v.atMs)} ${v.invariant}: ${v.detail}`);
   }
 }
+/** A cell's violations say which cell. */
+const onRouter = (rt: Router, vs: Violation[]) =>
+  numCells > 0 ? vs.map((v) => ({ ...v, detail: `${rt.name}: ${v.detail}` })) : vs;
 
 const CLK_TCK = 100;
 function procStats(pid: number): { rssMb: number | null; cpuS: number | null } {
@@ -313,15 +423,12 @@ function procStats(pid: number): { rssMb: number | null; cpuS: number | null } {
   }
 }
 
-async function routerSample(): Promise<RouterSample> {
-  const programs = (await (await routerFetch("/programs")).json()) as Record<
+async function routerSample(rt: Router): Promise<RouterSample> {
+  const programs = (await routerGet(rt, "/programs")) as Record<
     string,
     { status: string; state: string; in_flight: number; paused_since: number | null }
   >;
-  const bs = (await (await routerFetch("/backends")).json()) as Record<
-    string,
-    { used_tokens: number }
-  >;
+  const bs = (await routerGet(rt, "/backends")) as Record<string, { used_tokens: number }>;
   return {
     atMs: Date.now(),
     programs: Object.entries(programs).map(([key, p]) => ({
@@ -335,6 +442,12 @@ async function routerSample(): Promise<RouterSample> {
   };
 }
 
+/** Every router's sample, the cells that are down left out. */
+async function routerSamples(): Promise<{ rt: Router; s: RouterSample }[]> {
+  const up = routers.filter((rt) => rt.up);
+  return Promise.all(up.map(async (rt) => ({ rt, s: await routerSample(rt) })));
+}
+
 /** Programs the probes and bursts started; the closed loop's are `loopPrograms()`. */
 let programsSeen = 0;
 /** The largest rounding residue seen in the books (soak-invariants.ts BOOK_DRIFT_TOKENS). */
@@ -344,47 +457,63 @@ const noteDrift = (s: RouterSample) => {
   if (Math.abs(d) > Math.abs(drift)) drift = d;
 };
 let loopPrograms = () => 0;
+const addOrNull = (xs: (number | null)[]) =>
+  xs.some((x) => x === null) ? null : xs.reduce((t: number, x) => t + (x as number), 0);
 async function takeSample(): Promise<void> {
-  let s: RouterSample;
+  let got: { rt: Router; s: RouterSample }[];
   try {
-    s = await routerSample();
+    got = await routerSamples();
   } catch (err) {
     console.log(`sample failed at ${since(Date.now())}: ${(err as Error).message}`);
     return;
   }
-  lastPrograms = s.programs;
-  violate(checker.observe(s));
-  noteDrift(s);
-  const fams = parsePrometheusText(await (await fetch(`${r.url}/metrics`)).text());
-  const heap = sumOf(fams, "nodejs_heap_size_used_bytes");
-  const lag = sumOf(fams, "nodejs_eventloop_lag_p99_seconds");
-  const p = procStats(r.pid);
+  lastPrograms = got.flatMap((g) => g.s.programs);
+  const heaps: (number | null)[] = [];
+  const lags: number[] = [];
+  const stats = got.map(({ rt, s }) => {
+    violate(onRouter(rt, rt.checker.observe(s)));
+    noteDrift(s);
+    const p = procStats(rt.pid);
+    rt.last = { rssMb: p.rssMb, live: s.programs.length };
+    return { rssMb: p.rssMb, cpuS: p.cpuS === null ? null : p.cpuS + rt.cpuBeforeS };
+  });
+  for (const { rt } of got) {
+    // A cell killed since its views were read has no metrics: its heap is unknown.
+    const text = await fetch(`${rt.url}/metrics`)
+      .then((res) => res.text())
+      .catch(() => "");
+    const fams = parsePrometheusText(text);
+    const heap = sumOf(fams, "nodejs_heap_size_used_bytes");
+    const lag = sumOf(fams, "nodejs_eventloop_lag_p99_seconds");
+    heaps.push(heap === null ? null : heap / 2 ** 20);
+    if (lag !== null) lags.push(lag * MS);
+  }
+  // A cell down counts what its killed processes used.
+  const downCpu = routers.filter((rt) => !rt.up).reduce((t, rt) => t + rt.cpuBeforeS, 0);
+  const cpu = addOrNull(stats.map((x) => x.cpuS));
   samples.push({
-    t_s: (s.atMs - t0) / MS,
-    rss_mb: p.rssMb,
-    cpu_s: p.cpuS,
-    heap_mb: heap === null ? null : heap / 2 ** 20,
-    lag_p99_ms: lag === null ? null : lag * MS,
-    live_programs: s.programs.length,
+    t_s: (Date.now() - t0) / MS,
+    rss_mb: addOrNull(stats.map((x) => x.rssMb)),
+    cpu_s: cpu === null ? null : cpu + downCpu,
+    heap_mb: addOrNull(heaps),
+    lag_p99_ms: lags.length === 0 ? null : Math.max(...lags),
+    live_programs: lastPrograms.length,
     programs_seen: programsSeen + loopPrograms(),
     requests: sent.get("/v1/chat/completions") ?? 0,
+    cells: routers.map((rt) => ({
+      name: rt.name,
+      rss_mb: rt.up ? rt.last.rssMb : null,
+      live_programs: rt.up ? rt.last.live : 0,
+    })),
   });
 }
 
 // ---- faults ---------------------------------------------------------------------------------
 
-const schedule = faultSchedule({
-  seed,
-  durationMs,
-  warmupMs,
-  tailMs,
-  backends: numBackends,
-  perKind: num("faults-per-kind"),
-  lengthMs: faultLengths(),
-});
 /** Each kind's length: as long as it must be to mean anything, within its slot. */
 function faultLengths(): Record<FaultKind, number> {
-  const slot = (durationMs - warmupMs - tailMs) / (FAULT_KINDS.length * num("faults-per-kind"));
+  const kinds = FAULT_KINDS.length + (numCells >= 2 ? CELL_FAULT_KINDS.length : 0);
+  const slot = (durationMs - warmupMs - tailMs) / (kinds * num("faults-per-kind"));
   const fit = (ms: number) => Math.min(ms, Math.floor(slot * 0.7));
   // Stopped past the poll timeout, so the router sees a frozen backend, not a slow one.
   const stopMs = Math.max(3 * pollTimeoutMs, fit(15 * MS));
@@ -398,6 +527,8 @@ function faultLengths(): Record<FaultKind, number> {
     "disconnect-before-head": fit(5 * MS),
     "disconnect-held": fit(10 * MS),
     burst: fit(10 * MS),
+    // Down past HAProxy's two failed checks, so it leaves the ring before it comes back.
+    "kill-cell": fit(10 * MS),
   };
 }
 interface FaultRun {
@@ -545,8 +676,26 @@ async function runFault(run: FaultRun, tag: string): Promise<void> {
       run.note = `${tried.size} paused programs tried`;
       break;
     }
+    case "kill-cell": {
+      const rt = routers[f.cell as number];
+      rt.cpuBeforeS += procStats(rt.pid).cpuS ?? 0;
+      rt.up = false;
+      const dead = new Promise((res) => rt.child.once("exit", res));
+      rt.child.kill("SIGKILL");
+      await dead;
+      run.done++;
+      await sleep(f.lengthMs);
+      Object.assign(rt, await startRouter(rt.name, rt.backendUrls, rt.port));
+      rt.checker = createInvariantChecker(limits);
+      rt.restarts++;
+      rt.up = true;
+      const back = Date.now();
+      await (hap as SoakHaproxy).waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
+      run.note = `HAProxy saw it UP ${Date.now() - back} ms after its restart`;
+      break;
+    }
     case "burst": {
-      burst.client ??= counted(createStepClient({ url: r.url, connections: burstSize }));
+      burst.client ??= counted(createStepClient({ url: entryUrl, connections: burstSize }));
       const client = burst.client;
       await Promise.all(
         Array.from({ length: burstSize }, async (_, i) => {
@@ -575,15 +724,15 @@ async function runFault(run: FaultRun, tag: string): Promise<void> {
 
 let exitCode = 0;
 try {
-  const served = await discoverModel(r.url);
-  if (served === null) throw new Error(`no model served at ${r.url}`);
+  const served = await discoverModel(entryUrl);
+  if (served === null) throw new Error(`no model served at ${entryUrl}`);
   model = served.id;
   const spec = { ...parseWorkloadArg(mix, { seed }), unreleased: num("unreleased") };
   const workload = await loadWorkload(
     served.maxModelLen ? limitContext(spec, served.maxModelLen) : spec,
   );
   console.log(
-    `soak: ${a.minutes} min at time scale ${timeScale} (~${((durationMs * timeScale) / 3_600_000).toFixed(1)} simulated hours), router ${router}, ${numBackends} sim-backends (${a["num-gpu-blocks"]} blocks each), seed ${seed}`,
+    `soak: ${a.minutes} min at time scale ${timeScale} (~${((durationMs * timeScale) / 3_600_000).toFixed(1)} simulated hours), router ${router}, ${numCells > 0 ? `${numCells} cells behind HAProxy, each with ` : ""}${numBackends} sim-backends (${a["num-gpu-blocks"]} blocks each), seed ${seed}`,
   );
   console.log(
     `mix: ${concurrency} slots: DeepSeek trace ${traceShare / 2}, Gemini trace ${traceShare / 2}, short programs ${1 - traceShare} (1–3 calls, 300–800 prompt tokens, 8–32 out); ${Math.round(num("stream-share") * 100)} % streamed; ${Math.round(num("unreleased") * 100)} % never released; bursts of ${burstSize}; no client retries`,
@@ -592,10 +741,10 @@ try {
     `router: --scheduler-interval ${tickMs / MS} --poll-timeout ${pollTimeoutMs / MS} --idle-timeout ${idleTimeoutMs / MS} --max-pause ${maxPauseMs / MS} (wall seconds); no config reload is injected: maitred has none (no SIGHUP)`,
   );
   console.log(
-    `faults: ${schedule.length} (${FAULT_KINDS.map((k) => `${k} ×${schedule.filter((f) => f.kind === k).length}`).join(", ")}); log ${logFile}\n`,
+    `faults: ${schedule.length} (${[...FAULT_KINDS, ...(numCells >= 2 ? CELL_FAULT_KINDS : [])].map((k) => `${k} ×${schedule.filter((f) => f.kind === k).length}`).join(", ")}); log ${logFile}\n`,
   );
 
-  const client = counted(createStepClient({ url: r.url, connections: concurrency * 2 }));
+  const client = counted(createStepClient({ url: entryUrl, connections: concurrency * 2 }));
   const loop = startClosedLoop({
     workload,
     client,
@@ -627,7 +776,7 @@ try {
       sleep(fault.atMs).then(async () => {
         window.startMs = Date.now();
         console.log(
-          `${since(Date.now())} fault ${fault.kind}${fault.backend === null ? "" : ` on backend ${fault.backend}`} for ${fault.lengthMs} ms`,
+          `${since(Date.now())} fault ${fault.kind}${fault.backend === null ? "" : ` on backend ${fault.backend}`}${fault.cell === null ? "" : ` on ${cellNames[fault.cell]}`} for ${fault.lengthMs} ms`,
         );
         await runFault(run, `f${i}`).catch((err: Error) => {
           run.note = `failed: ${err.message}`;
@@ -653,27 +802,41 @@ try {
     `\n${since(loadEnd)} load stopped; waiting for the idle timeout (${idleTimeoutMs / MS} s) to empty /programs`,
   );
   // Programs left: released by their clients, or idle-timed-out; the tick that releases them.
-  let last = await routerSample();
-  while (last.programs.length > 0 && Date.now() < loadEnd + idleTimeoutMs + 30 * MS) {
+  const left = (xs: { s: RouterSample }[]) => xs.reduce((t, x) => t + x.s.programs.length, 0);
+  let last = await routerSamples();
+  while (left(last) > 0 && Date.now() < loadEnd + idleTimeoutMs + 30 * MS) {
     await sleep(2 * MS);
-    last = await routerSample();
+    last = await routerSamples();
   }
   clearInterval(sampler);
   await takeSample();
-  noteDrift(last);
-  violate(drainedViolations(last));
+  for (const { rt, s } of last) {
+    noteDrift(s);
+    violate(onRouter(rt, drainedViolations(s)));
+  }
 
   // The access log: one line per request sent (wait for the last lines to be written).
   await sleep(2 * MS);
-  for (const [path, n] of sent) {
-    const got = access.byPath.get(path) ?? 0;
-    const left = gaveUp.get(path) ?? 0;
-    const line = `${path}: ${n} requests sent (${left} given up before an answer), ${got} access log lines`;
-    if (got > n || got < n - left)
-      violate([{ atMs: Date.now(), invariant: "access-log", detail: line }]);
-    else console.log(`access log ${line}`);
-  }
   const graceMs = 2 * tickMs + 3 * pollTimeoutMs;
+  const cellKills = runs.filter((x) => x.fault.kind === "kill-cell").map((x) => x.window);
+  const retried = hap === null ? 0 : await hap.retries();
+  for (const [path, n] of sent) {
+    // Only the paths sent through HAProxy are retried by it or lost with a cell.
+    const viaHaproxy = hap !== null && path !== "/programs" && path !== "/backends";
+    const c = {
+      path,
+      sent: n,
+      gaveUp: gaveUp.get(path) ?? 0,
+      lines: access.byPath.get(path) ?? 0,
+      retried: viaHaproxy ? retried : 0,
+      lostWithCell: clientFailures.filter(
+        (f) => f.path === path && inAnyWindow(f.atMs, cellKills, graceMs),
+      ).length,
+    };
+    const v = accessLogViolation(c, Date.now());
+    if (v !== null) violate([v]);
+    else console.log(`access log ${accessCountText(c)}`);
+  }
   const attr = attributeFailures(
     access.failed,
     runs.map((x) => x.window),
@@ -693,7 +856,10 @@ try {
   // ---- the figures --------------------------------------------------------------------------
   const programs = records.programs.length + (records.subagents?.length ?? 0) + programsSeen;
   const requests = sent.get("/v1/chat/completions") ?? 0;
-  const warm = samples.find((s) => s.t_s * MS >= baselineMs && s.rss_mb !== null) ?? samples[0];
+  // The baseline has every cell up (a cell down would take its memory out of the sum).
+  const allUp = (s: Sample) => s.cells.every((c) => c.rss_mb !== null);
+  const warm =
+    samples.find((s) => s.t_s * MS >= baselineMs && s.rss_mb !== null && allUp(s)) ?? samples[0];
   const end = samples[samples.length - 1];
   const liveMax = Math.max(1, ...samples.map((s) => s.live_programs));
   const lags = samples.map((s) => s.lag_p99_ms).filter((v): v is number => v !== null);
@@ -720,12 +886,10 @@ try {
     "driver failures: lost (before any byte) / streams cut mid-answer",
     `${lost} / ${cut.length}`,
   );
-  row(
-    "  of which during a kill window",
-    records.errors.filter((e) =>
-      kill.some((w) => t0 + e.atMs >= w.startMs && t0 + e.atMs <= w.endMs + graceMs),
-    ).length,
-  );
+  const during = (ws: readonly FaultWindow[]) =>
+    records.errors.filter((e) => inAnyWindow(t0 + e.atMs, ws, graceMs)).length;
+  row("  of which during a backend kill window", during(kill));
+  if (cellKills.length > 0) row("  of which during a cell kill window", during(cellKills));
   row("router failures in the access log (5xx, error events)", access.failed.length);
   row(
     "  explained by a fault / unexplained",
@@ -753,13 +917,32 @@ try {
     "event-loop delay p99, worst sample (ms)",
     lags.length === 0 ? "n/a" : Math.max(...lags).toFixed(1),
   );
-  row("router CPU per request (µs)", fmt(cpuUs, 0));
+  row(`router CPU per request (µs${numCells > 0 ? ", all cells" : ""})`, fmt(cpuUs, 0));
+  if (hap !== null) {
+    const hapCpu = procStats(hap.pid).cpuS;
+    row(
+      "HAProxy CPU per request (µs)",
+      fmt(hapCpu === null ? null : (hapCpu * 1e6) / Math.max(1, requests), 0),
+    );
+    row("requests HAProxy retried on another cell", retried);
+    console.log(
+      "\n| cell | RSS after warm-up / at the end (MB) | peak live programs | programs left | CPU (s) | restarts |\n| --- | ---: | ---: | ---: | ---: | ---: |",
+    );
+    routers.forEach((rt, c) => {
+      const peak = Math.max(0, ...samples.map((s) => s.cells[c].live_programs));
+      const leftOn = last.find((x) => x.rt === rt)?.s.programs.length ?? 0;
+      const cpuS = (procStats(rt.pid).cpuS ?? 0) + rt.cpuBeforeS;
+      console.log(
+        `| ${rt.name} | ${fmt(warm.cells[c].rss_mb)} / ${fmt(end.cells[c].rss_mb)} | ${peak} | ${leftOn} | ${cpuS.toFixed(1)} | ${rt.restarts} |`,
+      );
+    });
+  }
   console.log(
-    "\n| fault | backend | at | length | done | failures it explains | note |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |",
+    "\n| fault | backend / cell | at | length | done | failures it explains | note |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |",
   );
   for (const x of runs)
     console.log(
-      `| ${x.fault.kind} | ${x.fault.backend ?? ""} | ${since(x.window.startMs)} | ${x.fault.lengthMs} ms | ${x.done} | ${attr.explained.get(x.window.id) ?? 0} | ${x.note} |`,
+      `| ${x.fault.kind} | ${x.fault.backend ?? (x.fault.cell === null ? "" : cellNames[x.fault.cell])} | ${since(x.window.startMs)} | ${x.fault.lengthMs} ms | ${x.done} | ${attr.explained.get(x.window.id) ?? 0} | ${x.note} |`,
     );
   console.log("\n| invariant | result |\n| --- | --- |");
   for (const inv of INVARIANTS) {
@@ -783,7 +966,8 @@ try {
   if (a.svg !== undefined) writeFileSync(a.svg, chart(samples));
   exitCode = violations.length === 0 ? 0 : 1;
 } finally {
-  await stopProcess(r.child);
+  await hap?.close();
+  for (const rt of routers) await stopProcess(rt.child);
   for (const b of backends) {
     try {
       process.kill(b.proc.pid, "SIGCONT");

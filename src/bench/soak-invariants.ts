@@ -272,3 +272,52 @@ export function heldTooLong(lines: readonly AccessLine[], limits: InvariantLimit
       detail: `a ${l.path} request was held ${l.heldMs} ms (status ${l.status}, max pause ${limits.maxPauseMs} ms)`,
     }));
 }
+
+/** One path's requests against the access log lines the router (every cell, summed) wrote. */
+export interface AccessCount {
+  path: string;
+  sent: number;
+  /** Given up by the client before any answer: the router may never have read them. */
+  gaveUp: number;
+  /** Access log lines, summed over the cells. */
+  lines: number;
+  /**
+   * Behind HAProxy: its retries on another cell (a request one cell refused with a 503, or one
+   * a dead cell never answered), each a line more than requests sent.
+   */
+  retried: number;
+  /**
+   * Behind HAProxy: requests that failed at the client while a cell was killed. The killed
+   * cell dies before it logs the ones it was answering, so each may be a line fewer.
+   */
+  lostWithCell: number;
+}
+
+/**
+ * The access log keeps one line per request the router read: at most one per request sent
+ * (plus one per retry on another cell), at least one per request sent that was not given up
+ * before an answer nor taken down with a killed cell. Null when the count holds.
+ */
+export function accessLogViolation(c: AccessCount, atMs: number): Violation | null {
+  const max = c.sent + c.retried;
+  const min = c.sent - c.gaveUp - c.lostWithCell;
+  if (c.lines <= max && c.lines >= min) return null;
+  return { atMs, invariant: "access-log", detail: accessCountText(c) };
+}
+
+export function accessCountText(c: AccessCount): string {
+  const cells =
+    c.retried > 0 || c.lostWithCell > 0
+      ? `, ${c.retried} retried on another cell, ${c.lostWithCell} failed while a cell was killed`
+      : "";
+  return `${c.path}: ${c.sent} requests sent (${c.gaveUp} given up before an answer${cells}), ${c.lines} access log lines`;
+}
+
+/** Whether `atMs` falls in one of `windows`, each stretched by `graceMs` after its end. */
+export function inAnyWindow(
+  atMs: number,
+  windows: readonly { startMs: number; endMs: number }[],
+  graceMs: number,
+): boolean {
+  return windows.some((w) => atMs >= w.startMs && atMs <= w.endMs + graceMs);
+}

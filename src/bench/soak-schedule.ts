@@ -7,7 +7,9 @@ import { createRng } from "../workload/prng.ts";
  * per fault; the kinds are dealt to the slots in a seeded order, and each fault starts a seeded
  * moment into the first part of its slot and lasts at most the rest of it. So no two faults
  * overlap: every failed request is explained by at most one fault, and a backend that is down
- * always has the other backends beside it.
+ * always has the other backends beside it. With cells (`soak --cells N`, N ≥ 2) one more kind,
+ * a cell killed, is dealt among the others, the cells taken in turn; the backend faults go round
+ * every cell's backends.
  */
 
 export const FAULT_KINDS = [
@@ -26,7 +28,9 @@ export const FAULT_KINDS = [
   /** Many new programs at once. */
   "burst",
 ] as const;
-export type FaultKind = (typeof FAULT_KINDS)[number];
+/** Faults only a fleet of cells has: SIGKILL a cell's `serve`, restart it empty on its port. */
+export const CELL_FAULT_KINDS = ["kill-cell"] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number] | (typeof CELL_FAULT_KINDS)[number];
 
 /** Faults aimed at one backend; the others are the clients' own. */
 export const BACKEND_FAULTS: ReadonlySet<FaultKind> = new Set([
@@ -43,8 +47,10 @@ export interface Fault {
   atMs: number;
   /** How long it lasts (a killed backend's time down, a stopped one's time stopped, …). */
   lengthMs: number;
-  /** The backend it hits (index), or null for the clients' faults. */
+  /** The backend it hits (index over every cell's backends), or null for the others. */
   backend: number | null;
+  /** The cell it kills (index), or null for the others. */
+  cell: number | null;
 }
 
 export interface ScheduleOptions {
@@ -55,7 +61,10 @@ export interface ScheduleOptions {
   warmupMs: number;
   /** No fault in the last `tailMs` of the load (the router settles before the end checks). */
   tailMs: number;
+  /** Backends in all, over every cell. */
   backends: number;
+  /** Cells behind HAProxy; 0 for one router alone (no cell is killed then, nor with one cell). */
+  cells?: number;
   /** Faults of each kind (at least 1). */
   perKind: number;
   /** Length of each kind's fault, ms (what it must be to mean anything: see the soak). */
@@ -69,7 +78,10 @@ const START_SHARE = 0.25;
 export function faultSchedule(o: ScheduleOptions): Fault[] {
   if (o.backends < 2) throw new Error("a fault schedule needs at least 2 backends");
   const rng = createRng(o.seed);
-  const kinds = FAULT_KINDS.flatMap((k) => Array.from({ length: Math.max(1, o.perKind) }, () => k));
+  const cells = o.cells ?? 0;
+  const all: readonly FaultKind[] =
+    cells >= 2 ? [...FAULT_KINDS, ...CELL_FAULT_KINDS] : FAULT_KINDS;
+  const kinds = all.flatMap((k) => Array.from({ length: Math.max(1, o.perKind) }, () => k));
   // Fisher–Yates on the seeded stream.
   for (let i = kinds.length - 1; i > 0; i--) {
     const j = rng.int(0, i);
@@ -78,6 +90,8 @@ export function faultSchedule(o: ScheduleOptions): Fault[] {
   const span = o.durationMs - o.warmupMs - o.tailMs;
   const slotMs = span / kinds.length;
   let nextBackend = rng.int(0, o.backends - 1);
+  // Drawn only with cells, so a lone router's schedule for a seed is what it always was.
+  let nextCell = cells >= 2 ? rng.int(0, cells - 1) : 0;
   return kinds.map((kind, i) => {
     const lengthMs = o.lengthMs[kind];
     const room = slotMs * (1 - START_SHARE);
@@ -88,11 +102,15 @@ export function faultSchedule(o: ScheduleOptions): Fault[] {
     }
     const atMs = Math.round(o.warmupMs + i * slotMs + rng.next() * slotMs * START_SHARE);
     let backend: number | null = null;
+    let cell: number | null = null;
     if (BACKEND_FAULTS.has(kind)) {
       // Round the fleet, so each backend takes its share of every kind over a long run.
       backend = nextBackend;
       nextBackend = (nextBackend + 1) % o.backends;
+    } else if (kind === "kill-cell") {
+      cell = nextCell;
+      nextCell = (nextCell + 1) % cells;
     }
-    return { kind, atMs, lengthMs, backend };
+    return { kind, atMs, lengthMs, backend, cell };
   });
 }

@@ -1,26 +1,29 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { cellUp } from "../../src/bench/soak-haproxy.ts";
 import {
   type AccessLine,
+  accessLogViolation,
   attributeFailures,
   bookDrift,
   createInvariantChecker,
   drainedViolations,
   heldTooLong,
+  inAnyWindow,
   type ProgramSample,
   parseAccessLine,
 } from "../../src/bench/soak-invariants.ts";
 import {
   BACKEND_FAULTS,
+  CELL_FAULT_KINDS,
   FAULT_KINDS,
   type FaultKind,
   faultSchedule,
 } from "../../src/bench/soak-schedule.ts";
 
-const lengths = Object.fromEntries(FAULT_KINDS.map((k) => [k, 10_000])) as Record<
-  FaultKind,
-  number
->;
+const lengths = Object.fromEntries(
+  [...FAULT_KINDS, ...CELL_FAULT_KINDS].map((k) => [k, 10_000]),
+) as Record<FaultKind, number>;
 const schedule = (seed: number) =>
   faultSchedule({
     seed,
@@ -226,5 +229,87 @@ describe("end checks", () => {
     assert.equal(parseAccessLine("not json"), null);
     assert.equal(heldTooLong([l], limits).length, 1);
     assert.equal(heldTooLong([l], { ...limits, slackMs: 3_000 }).length, 0);
+  });
+});
+
+describe("cells", () => {
+  const cellSchedule = (cells: number | undefined, seed = 3) =>
+    faultSchedule({
+      seed,
+      durationMs: 20 * 60_000,
+      warmupMs: 60_000,
+      tailMs: 60_000,
+      backends: 4,
+      cells,
+      perKind: 2,
+      lengthMs: lengths,
+    });
+
+  it("kills cells in turn only with two cells or more; a lone router's schedule is unchanged", () => {
+    const s = cellSchedule(2);
+    const kills = s.filter((f) => f.kind === "kill-cell");
+    assert.deepEqual(kills.map((f) => f.cell).sort(), [0, 1], "each cell killed once in two kills");
+    for (const f of s) {
+      assert.equal(f.cell !== null, f.kind === "kill-cell", `${f.kind} names a cell`);
+      if (f.kind === "kill-cell") assert.equal(f.backend, null);
+    }
+    const backendsHit = new Set(s.map((f) => f.backend).filter((b) => b !== null));
+    assert.deepEqual(
+      [...backendsHit].sort(),
+      [0, 1, 2, 3],
+      "faults go round every cell's backends",
+    );
+    for (const cells of [undefined, 0, 1]) {
+      const lone = cellSchedule(cells);
+      assert.ok(!lone.some((f) => f.kind === "kill-cell"), `no cell killed with cells=${cells}`);
+      assert.deepEqual(lone, cellSchedule(undefined), `cells=${cells} gives the lone schedule`);
+    }
+  });
+
+  it("counts access log lines within retries above and cell losses below the requests sent", () => {
+    const base = {
+      path: "/v1/chat/completions",
+      sent: 100,
+      gaveUp: 2,
+      lines: 100,
+      retried: 0,
+      lostWithCell: 0,
+    };
+    assert.equal(accessLogViolation(base, 0), null);
+    assert.equal(accessLogViolation({ ...base, lines: 98 }, 0), null, "two given up");
+    assert.equal(accessLogViolation({ ...base, lines: 97 }, 0)?.invariant, "access-log");
+    assert.equal(accessLogViolation({ ...base, lines: 101 }, 0)?.invariant, "access-log");
+    assert.equal(accessLogViolation({ ...base, lines: 103, retried: 3 }, 0), null);
+    assert.equal(
+      accessLogViolation({ ...base, lines: 104, retried: 3 }, 0)?.invariant,
+      "access-log",
+    );
+    assert.equal(accessLogViolation({ ...base, lines: 95, lostWithCell: 3 }, 0), null);
+    const v = accessLogViolation({ ...base, lines: 94, lostWithCell: 3 }, 7);
+    assert.equal(v?.atMs, 7);
+    assert.match(v?.detail ?? "", /3 failed while a cell was killed/);
+  });
+
+  it("places a moment in a window stretched by the grace after its end", () => {
+    const ws = [{ startMs: 100, endMs: 200 }];
+    assert.ok(inAnyWindow(100, ws, 0));
+    assert.ok(inAnyWindow(250, ws, 50));
+    assert.ok(!inAnyWindow(251, ws, 50));
+    assert.ok(!inAnyWindow(99, ws, 50));
+  });
+
+  it("reads a cell as UP from HAProxy's metrics only with its last check passed", () => {
+    const up = 'haproxy_server_status{proxy="cells_by_program",server="cell-a",state="UP"} 1';
+    const ok =
+      'haproxy_server_check_status{proxy="cells_by_program",server="cell-a",state="L7OK"} 1';
+    const failed =
+      'haproxy_server_check_status{proxy="cells_by_program",server="cell-a",state="L4CON"} 1';
+    assert.ok(cellUp(`${up}\n${ok}\n`, "cell-a"));
+    assert.ok(!cellUp(`${up}\n${failed}\n`, "cell-a"), "UP but its check failing");
+    assert.ok(!cellUp(`${up}\n${ok}\n`, "cell-b"));
+    assert.ok(
+      !cellUp(up.replace("cells_by_program", "cells_any") + `\n${ok}`, "cell-a"),
+      "other proxy",
+    );
   });
 });
