@@ -11,6 +11,7 @@
  *       [--stream-share 0.25] [--num-gpu-blocks 6000] [--faults-per-kind 3] [--burst 200]
  *       [--idle-timeout 45] [--max-pause 300] [--poll-timeout 2] [--scheduler-interval 1]
  *       [--sample-every 5] [--svg FILE] [--json FILE] [--log-file FILE] [--cells N]
+ *       [--router-cpus LIST]
  *
  * `--cells N` runs N cells instead of one router: each a `maitred serve --cell cell-<letter>`
  * with `--backends` sim-backends of its own, behind HAProxy with the configuration
@@ -24,9 +25,9 @@
  * max pause are wall seconds, as an operator would set them, and the invariants hold it to them.
  * Only the engines and the agents' tool times run `--time-scale` times faster.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -77,6 +78,8 @@ import {
   faultSchedule,
 } from "../src/bench/soak-schedule.ts";
 import { createStepClient, type StepClient } from "../src/bench/step-client.ts";
+import { textOfTokens } from "../src/engine/tokenizer.ts";
+import { EVENT_LOOP_SAMPLING_MS } from "../src/metrics/process-metrics.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 import { createRng } from "../src/workload/prng.ts";
 import { lineChart } from "./line-chart.ts";
@@ -104,6 +107,7 @@ const { values: a } = parseArgs({
     json: { type: "string" },
     "log-file": { type: "string" },
     cells: { type: "string", default: "0" },
+    "router-cpus": { type: "string" },
   },
 });
 
@@ -122,8 +126,66 @@ if (a.router !== "tr" && a.router !== "default") {
   process.exit(2);
 }
 const router = a.router;
+
+/**
+ * `--router-cpus 1` (a taskset list) runs the router (every cell) on those CPUs and the soak
+ * itself, the simulated backends and HAProxy on the others, as an operator gives a router its
+ * own core: on a small machine the driver and the backends otherwise take the router's CPU,
+ * and its event-loop delay measures them, not it.
+ */
+function cpuSets(list: string | undefined): { router: string; others: string } | null {
+  if (list === undefined) return null;
+  const n = availableParallelism();
+  const chosen = new Set(list.split(",").map((x) => Number(x.trim())));
+  const bad = [...chosen].some((c) => !Number.isInteger(c) || c < 0 || c >= n);
+  const others = Array.from({ length: n }, (_, i) => i).filter((i) => !chosen.has(i));
+  if (bad || others.length === 0) {
+    console.error(
+      `--router-cpus must list CPUs in [0, ${n - 1}] separated by commas, leaving one for the rest; got ${list}`,
+    );
+    process.exit(2);
+  }
+  if (spawnSync("taskset", ["-V"]).error !== undefined) {
+    console.error("--router-cpus needs taskset (util-linux): apt-get install util-linux");
+    process.exit(2);
+  }
+  return { router: [...chosen].join(","), others: others.join(",") };
+}
+const cpus = cpuSets(a["router-cpus"]);
+/** Pin every thread of `pid` to `list` (a taskset list); a failure is said, not fatal. */
+function pin(pid: number, list: string | undefined): void {
+  if (list === undefined) return;
+  const r = spawnSync("taskset", ["-a", "-p", "-c", list, String(pid)]);
+  if (r.status !== 0) console.error(`taskset could not pin ${pid} to ${list}: ${r.stderr}`);
+}
+pin(process.pid, cpus?.others);
 const MS = 1000;
 const num = (k: keyof typeof a) => Number(a[k]);
+// Every numeric flag is checked before any process starts, so a typo leaves nothing running.
+const SHARES = ["trace-share", "unreleased", "stream-share"] as const;
+const COUNTS = [
+  "minutes",
+  "time-scale",
+  "backends",
+  "concurrency",
+  "num-gpu-blocks",
+  "idle-timeout",
+  "max-pause",
+  "poll-timeout",
+  "scheduler-interval",
+  "sample-every",
+] as const;
+for (const k of [...SHARES, ...COUNTS, "seed", "faults-per-kind", "burst"] as const) {
+  const v = num(k);
+  const share = (SHARES as readonly string[]).includes(k);
+  const positive = (COUNTS as readonly string[]).includes(k);
+  if (!Number.isFinite(v) || v < 0 || (share && v > 1) || (positive && v <= 0)) {
+    console.error(
+      `--${k} must be ${share ? "a share in [0, 1]" : positive ? "a number > 0" : "a number ≥ 0"}, got ${a[k]}`,
+    );
+    process.exit(2);
+  }
+}
 const durationMs = num("minutes") * 60 * MS;
 const timeScale = num("time-scale");
 /** Backends per router (per cell with `--cells`). */
@@ -154,6 +216,8 @@ const PROBE_TOKENS = 4000;
 const BEFORE_HEAD_MS = 30;
 /** A stream with its head and no token this long after is held. */
 const HELD_AFTER_MS = 300;
+/** Large new programs per backend a held disconnect sends when no program is paused. */
+const PRESSURE_PER_BACKEND = 4;
 /** How long a mid-stream probe waits for its first token before it gives up. */
 const STREAM_WAIT_MS = 10_000;
 /** How long HAProxy gets to see every cell UP, at the start and after a cell's restart. */
@@ -187,7 +251,12 @@ function writeShortTrace(file: string, count: number): void {
 }
 const shortTrace = join(dir, "soak-short.jsonl");
 writeShortTrace(shortTrace, 500);
-const mix = `mix:deepseek=${traceShare / 2},gemini=${traceShare / 2},${shortTrace}=${1 - traceShare}`;
+// A mix's weights are > 0: a share of 0 or 1 leaves its side out.
+const mixParts = [
+  ...(traceShare > 0 ? [`deepseek=${traceShare / 2}`, `gemini=${traceShare / 2}`] : []),
+  ...(traceShare < 1 ? [`${shortTrace}=${1 - traceShare}`] : []),
+];
+const mix = `mix:${mixParts.join(",")}`;
 
 // Before any process starts: a schedule that does not fit stops the soak with nothing to clean.
 const schedule = faultSchedule({
@@ -208,11 +277,14 @@ interface Backend {
   proc: MaitredProcess;
   url: string;
 }
-const startBackend = async (settings: SimBackendSettings) =>
-  startMaitredProcess(
+const startBackend = async (settings: SimBackendSettings) => {
+  const proc = await startMaitredProcess(
     ["sim-backend", ...simBackendArgs(settings), "--log-level", "info"],
     "sim-backend listening",
   );
+  pin(proc.pid, cpus?.others);
+  return proc;
+};
 
 const backends: Backend[] = [];
 for (let i = 0; i < totalBackends; i++) {
@@ -293,6 +365,7 @@ function startRouter(
       }
       if (line.includes('"maitred listening"')) {
         const url = (JSON.parse(line) as { url: string }).url;
+        pin(child.pid as number, cpus?.router);
         resolve({ url, pid: child.pid as number, child });
       }
     });
@@ -326,6 +399,7 @@ if (numCells > 0) {
     routers.map((rt) => ({ name: rt.name, address: `127.0.0.1:${rt.port}` })),
     dir,
   );
+  pin(hap.pid, cpus?.others);
   await hap.waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
 }
 /** Where the load goes: HAProxy in front of the cells, or the lone router. */
@@ -544,15 +618,23 @@ const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 const burst: { client: StepClient | null } = { client: null };
 let model = "";
 
-/** A probe's chat request, sent by fetch so it can be cut where the fault says. */
-function probe(programId: string, stream: boolean, signal: AbortSignal): Promise<Response> {
+/**
+ * A probe's chat request, sent by fetch so it can be cut where the fault says; `content` is its
+ * prompt (a short line unless a fault needs a large context).
+ */
+function probe(
+  programId: string,
+  stream: boolean,
+  signal: AbortSignal,
+  content = `soak probe ${programId}`,
+): Promise<Response> {
   return routerFetch("/v1/chat/completions", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({
       model,
       program_id: programId,
-      messages: [{ role: "user", content: `soak probe ${programId}` }],
+      messages: [{ role: "user", content }],
       max_tokens: PROBE_TOKENS,
       ignore_eos: true,
       stream,
@@ -562,10 +644,14 @@ function probe(programId: string, stream: boolean, signal: AbortSignal): Promise
 }
 
 /** Send a stream and cut it once `until` says so; resolves with whether it was cut held. */
-async function cutStream(programId: string, heldOnly: boolean): Promise<"held" | "mid" | "none"> {
+async function cutStream(
+  programId: string,
+  heldOnly: boolean,
+  content?: string,
+): Promise<"held" | "mid" | "none"> {
   const ctl = new AbortController();
   try {
-    const res = await probe(programId, true, ctl.signal);
+    const res = await probe(programId, true, ctl.signal, content);
     const reader = (res.body as ReadableStream<Uint8Array>).getReader();
     const read = () => Promise.race([reader.read(), sleep(HELD_AFTER_MS).then(() => null)]);
     const first = await read();
@@ -666,14 +752,27 @@ async function runFault(run: FaultRun, tag: string): Promise<void> {
         const paused = lastPrograms.find(
           (p) => p.state === "paused" && p.inFlight === 0 && !tried.has(p.key),
         );
-        if (paused === undefined) {
-          await sleep(500);
-          continue;
-        }
+        if (paused === undefined) break;
         tried.add(paused.key);
         if ((await cutStream(paused.key, true)) === "held") run.done++;
       }
-      run.note = `${tried.size} paused programs tried`;
+      let pressed = 0;
+      if (run.done < DISCONNECTS && router === "tr") {
+        // No paused program to hijack: make the fleet hold some. New programs whose contexts
+        // are each 0.4 of a backend's KV: at most two fit on a backend, the rest are held (a
+        // held stream has its head and comments, no data), and each is cut where it stands.
+        const tokens = Math.floor(0.4 * num("num-gpu-blocks") * 16);
+        pressed = PRESSURE_PER_BACKEND * totalBackends;
+        // Distinct prompts: one shared prefix would let the engine hold them all at once.
+        const cut = await Promise.all(
+          Array.from({ length: pressed }, (_, i) =>
+            cutStream(`soak-${tag}-held-${i}`, true, textOfTokens(tokens, seed * 1000 + i)),
+          ),
+        );
+        programsSeen += pressed;
+        run.done += cut.filter((c) => c === "held").length;
+      }
+      run.note = `${tried.size} paused programs tried${pressed > 0 ? `, ${pressed} large new programs sent` : ""}`;
       break;
     }
     case "kill-cell": {
@@ -738,7 +837,7 @@ try {
     `mix: ${concurrency} slots: DeepSeek trace ${traceShare / 2}, Gemini trace ${traceShare / 2}, short programs ${1 - traceShare} (1–3 calls, 300–800 prompt tokens, 8–32 out); ${Math.round(num("stream-share") * 100)} % streamed; ${Math.round(num("unreleased") * 100)} % never released; bursts of ${burstSize}; no client retries`,
   );
   console.log(
-    `router: --scheduler-interval ${tickMs / MS} --poll-timeout ${pollTimeoutMs / MS} --idle-timeout ${idleTimeoutMs / MS} --max-pause ${maxPauseMs / MS} (wall seconds); no config reload is injected: maitred has none (no SIGHUP)`,
+    `router: --scheduler-interval ${tickMs / MS} --poll-timeout ${pollTimeoutMs / MS} --idle-timeout ${idleTimeoutMs / MS} --max-pause ${maxPauseMs / MS} (wall seconds); no config reload is injected: maitred has none (no SIGHUP)${cpus === null ? "" : `; router on CPU ${cpus.router}, the soak, backends and HAProxy on ${cpus.others}`}`,
   );
   console.log(
     `faults: ${schedule.length} (${[...FAULT_KINDS, ...(numCells >= 2 ? CELL_FAULT_KINDS : [])].map((k) => `${k} ×${schedule.filter((f) => f.kind === k).length}`).join(", ")}); log ${logFile}\n`,
@@ -913,9 +1012,15 @@ try {
   );
   row("peak live programs", liveMax);
   row("heap used at the end (MB)", fmt(end.heap_mb));
+  // Each sample is the p99 of the delays since the previous scrape (prom-client resets its
+  // histogram on every collection): the median sample is the usual window, the worst the worst.
+  // The monitor's own sampling interval is taken out: an idle router reads that much.
+  const sortedLags = lags.map((x) => Math.max(0, x - EVENT_LOOP_SAMPLING_MS)).sort((x, y) => x - y);
   row(
-    "event-loop delay p99, worst sample (ms)",
-    lags.length === 0 ? "n/a" : Math.max(...lags).toFixed(1),
+    `event-loop delay p99 of a sample window, beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling interval: median / worst (ms)`,
+    lags.length === 0
+      ? "n/a"
+      : `${sortedLags[Math.floor((sortedLags.length - 1) / 2)].toFixed(1)} / ${sortedLags[sortedLags.length - 1].toFixed(1)}`,
   );
   row(`router CPU per request (µs${numCells > 0 ? ", all cells" : ""})`, fmt(cpuUs, 0));
   if (hap !== null) {
@@ -998,12 +1103,18 @@ function chart(ss: readonly Sample[]): string {
     yStep: 50,
   });
   const bottom = lineChart({
-    title: "router CPU (%) and event-loop delay p99 (ms)",
+    title: `router CPU (%) and event-loop delay p99 beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling (ms)`,
     xLabel: "wall minutes",
     xs,
     series: [
       { label: "CPU %", colour: "#d97706", ys: cpu },
-      { label: "lag p99 ms", colour: "#dc2626", ys: ss.map((s) => s.lag_p99_ms ?? 0) },
+      {
+        label: "delay p99 ms",
+        colour: "#dc2626",
+        ys: ss.map((s) =>
+          Math.max(0, (s.lag_p99_ms ?? EVENT_LOOP_SAMPLING_MS) - EVENT_LOOP_SAMPLING_MS),
+        ),
+      },
     ],
     yStep: 20,
   });
