@@ -1119,5 +1119,5 @@ function chart(ss: readonly Sample[]): string {
     yStep: 20,
   });
   const inner = (svg: string, y: number) => svg.replace("<svg ", `<svg y="${y}" `);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="680" viewBox="0 0 640 680">\n${inner(top, 0)}${inner(bottom, 340)}</svg>\n`;
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="680" viewBox="0 0 640 680">\n<title>router memory, CPU and event-loop delay over the soak</title>\n${inner(top, 0)}${inner(bottom, 340)}</svg>\n`;
 }
