@@ -57,7 +57,6 @@ import { spawn, spawnSync } from "node:child_process";
 import { setMaxListeners } from "node:events";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -66,6 +65,7 @@ import { Pool } from "undici";
 import { abortableSleep, startClosedLoop, streamsAt } from "../src/bench/closed-loop.ts";
 import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
+import { freePort } from "../src/bench/free-port.ts";
 import {
   type MaitredProcess,
   startMaitredProcess,
@@ -189,14 +189,6 @@ const log = (msg: string) => {
   // The same marks in HAProxy's log file, on its clock, to read the two side by side.
   if (a["haproxy-log"] !== undefined) appendFileSync(a["haproxy-log"], `# ${Date.now()} ${msg}\n`);
 };
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 /** Busy and total jiffies of the whole machine (/proc/stat), for its CPU use over a window. */
 function machineJiffies(): { busy: number; total: number } {

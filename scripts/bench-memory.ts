@@ -22,8 +22,8 @@
  *       [--json /tmp/bench-memory.json]
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { parseArgs } from "node:util";
+import { freePort } from "../src/bench/free-port.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
 
 const a = parseArgs({
@@ -71,15 +71,6 @@ async function livePrograms(url: string): Promise<number> {
   let n = 0;
   for (const m of text.matchAll(/^maitred_programs\{[^}]*\} ([0-9.e+-]+)$/gm)) n += Number(m[1]);
   return n;
-}
-
-/** A loopback port free now, for the router's inspector. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A full garbage collection in the router, asked through its inspector. */

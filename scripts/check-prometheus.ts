@@ -12,12 +12,12 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
+import { freePort } from "../src/bench/free-port.ts";
 import { startSmallServe } from "../src/bench/maitred-process.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
 import { parseFlag } from "../src/config/setting.ts";
@@ -39,14 +39,6 @@ const sleep = (ms: number) => abortableSleep(wallClock, ms, never);
 interface Panel {
   title: string;
   targets: { expr: string }[];
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "maitred-prom-"));

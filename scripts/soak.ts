@@ -114,7 +114,9 @@ const { values: a } = parseArgs({
 /** Cells behind HAProxy; 0 for one router driven directly. */
 const numCells = Number(a.cells);
 if (!Number.isInteger(numCells) || numCells < 0 || numCells > 26) {
-  console.error(`--cells must be a whole number of cells from 1 to 26, got ${a.cells}`);
+  console.error(
+    `--cells must be 0 (one router) or a whole number of cells up to 26, got ${a.cells}`,
+  );
   process.exit(2);
 }
 if (numCells > 0 && !haproxyInstalled()) {
@@ -174,8 +176,9 @@ const COUNTS = [
   "poll-timeout",
   "scheduler-interval",
   "sample-every",
+  "faults-per-kind",
 ] as const;
-for (const k of [...SHARES, ...COUNTS, "seed", "faults-per-kind", "burst"] as const) {
+for (const k of [...SHARES, ...COUNTS, "seed", "burst"] as const) {
   const v = num(k);
   const share = (SHARES as readonly string[]).includes(k);
   const positive = (COUNTS as readonly string[]).includes(k);
@@ -1012,15 +1015,22 @@ try {
   );
   row("peak live programs", liveMax);
   row("heap used at the end (MB)", fmt(end.heap_mb));
+  const heaps = samples.map((s) => s.heap_mb).filter((v): v is number => v !== null);
+  row(
+    "heap used over the run, lowest / highest sample (MB)",
+    heaps.length === 0 ? "n/a" : `${fmt(Math.min(...heaps))} / ${fmt(Math.max(...heaps))}`,
+  );
   // Each sample is the p99 of the delays since the previous scrape (prom-client resets its
   // histogram on every collection): the median sample is the usual window, the worst the worst.
   // The monitor's own sampling interval is taken out: an idle router reads that much.
   const sortedLags = lags.map((x) => Math.max(0, x - EVENT_LOOP_SAMPLING_MS)).sort((x, y) => x - y);
   row(
-    `event-loop delay p99 of a sample window, beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling interval: median / worst (ms)`,
+    `event-loop delay p99 of a sample window, beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling interval: median / p90 / worst (ms)`,
     lags.length === 0
       ? "n/a"
-      : `${sortedLags[Math.floor((sortedLags.length - 1) / 2)].toFixed(1)} / ${sortedLags[sortedLags.length - 1].toFixed(1)}`,
+      : [0.5, 0.9, 1]
+          .map((q) => sortedLags[Math.ceil(q * sortedLags.length) - 1].toFixed(1))
+          .join(" / "),
   );
   row(`router CPU per request (µs${numCells > 0 ? ", all cells" : ""})`, fmt(cpuUs, 0));
   if (hap !== null) {

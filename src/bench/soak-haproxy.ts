@@ -8,11 +8,11 @@
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { createWriteStream, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { parsePrometheusText, sumOf } from "../backends/prometheus-text.ts";
 import { type Cell, haproxyConfig } from "../cells/haproxy-config.ts";
 import { IDENTITY_SOURCES } from "../config/identity-sources.ts";
+import { freePort } from "./free-port.ts";
 import { stopProcess } from "./maitred-process.ts";
 
 /** What `--cells` says when HAProxy is not on the PATH. */
@@ -38,15 +38,6 @@ export interface SoakHaproxy {
   /** Requests HAProxy has tried again on another cell so far (its retry counters). */
   retries(): Promise<number>;
   close(): Promise<void>;
-}
-
-/** A free loopback port (the scripts that start HAProxy or routers on chosen ports each keep a copy). */
-export async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 /** Whether HAProxy's metrics show `name` UP in the hash ring with its last check passed. */

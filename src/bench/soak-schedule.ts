@@ -90,7 +90,7 @@ export function faultSchedule(o: ScheduleOptions): Fault[] {
   const span = o.durationMs - o.warmupMs - o.tailMs;
   const slotMs = span / kinds.length;
   let nextBackend = rng.int(0, o.backends - 1);
-  // Drawn only with cells, so a lone router's schedule for a seed is what it always was.
+  // Drawn only with cells: a lone router's schedule for a seed does not depend on the cell draw.
   let nextCell = cells >= 2 ? rng.int(0, cells - 1) : 0;
   return kinds.map((kind, i) => {
     const lengthMs = o.lengthMs[kind];

@@ -91,7 +91,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * reader has not taken waits in the process's memory, without limit: a reader that stalls for
  * an hour at a busy router would hold the hour's access log. This many bytes are some 20,000
  * access lines (~400 bytes each), ten seconds of a router finishing 2,000 requests a second: a
- * shipper's hiccup loses nothing, a reader that is gone costs no more than this.
+ * shipper's hiccup loses nothing, a reader that is gone costs no more than this, and the lines
+ * of the one turn that crossed it (the check is made before each batch is written).
  */
 export const MAX_LOG_BUFFERED_BYTES = 8 * 1024 * 1024;
 

@@ -5,6 +5,7 @@ import {
   attach,
   decayedActingTokens,
   detach,
+  markForPause,
   refreshCredit,
   refreshFootprint,
   setHeadroom,
@@ -149,6 +150,7 @@ test("books of fractional programs read exactly zero once their last program lea
           newHeadroom: fc.double({ min: 0, max: 1e4, noNaN: true }),
           reasoning: fc.boolean(),
           lent: fc.boolean(),
+          marked: fc.boolean(),
           cls: fc.integer({ min: 0, max: 2 }),
         }),
         { minLength: 1, maxLength: 40 },
@@ -166,6 +168,7 @@ test("books of fractional programs read exactly zero once their last program lea
           if (s.reasoning) setStatus(p, "REASONING", i);
           else setLent(p, s.lent);
           setProgramClass(p, s.cls);
+          if (s.marked) markForPause(p);
           setHeadroom(p, s.newHeadroom);
           return p;
         });
@@ -181,6 +184,8 @@ test("books of fractional programs read exactly zero once their last program lea
           b.headroomTokens,
           b.reasoningHeadroom,
           b.lentTokens,
+          b.markedTokens,
+          b.markedHeadroom,
           b.materialisedTokens,
           b.decaySum,
           beliefUsedTokens(b, DEFAULT_SCHEDULER_CONFIG, 0),
