@@ -28,11 +28,7 @@ export function rememberEnded(
   carry: BudgetCarry | null = null,
 ): void {
   state.ended.delete(id);
-  // Oldest first: entries past their time, then any beyond the bound.
-  for (const [old, e] of state.ended) {
-    if (state.now - e.at < ENDED_ID_TTL_MS && state.ended.size < ENDED_ID_LIMIT) break;
-    state.ended.delete(old);
-  }
+  forgetOldest(state, ENDED_ID_LIMIT);
   state.ended.set(id, { at: state.now, why, carry });
 }
 
@@ -41,8 +37,13 @@ export function rememberEnded(
  * programs would keep its last ones, and count them, until it ends another.
  */
 export function forgetExpiredEnds(state: SchedulerState): void {
+  forgetOldest(state, Number.POSITIVE_INFINITY);
+}
+
+/** Oldest first: ids past their hour, then any that leave fewer than one place below `limit`. */
+function forgetOldest(state: SchedulerState, limit: number): void {
   for (const [old, e] of state.ended) {
-    if (state.now - e.at < ENDED_ID_TTL_MS) return;
+    if (state.now - e.at < ENDED_ID_TTL_MS && state.ended.size < limit) return;
     state.ended.delete(old);
   }
 }
