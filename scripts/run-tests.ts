@@ -11,7 +11,8 @@
  * Every file must be heard from: a process's times reporter names each file that ran, so a
  * process that stopped early (a `process.exit(0)` in a test, a crash) fails the run with the
  * files it never reported, rather than passing with them skipped. Each process's report is
- * printed whole when it ends, then one line per process that failed.
+ * printed when it ends, less the spec reporter's own summary lines; one summary for the whole
+ * run comes last (tests, pass, fail, time), then one line per process that failed.
  *
  * Arguments that start with `-` go to every process (`npm test -- --test-name-pattern=held`);
  * the others are test files or directories and replace the full list. `TEST_PROCESSES=N` sets
@@ -30,11 +31,13 @@ import {
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { ShardReport } from "./test-times-reporter.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CACHE = join(ROOT, "node_modules", ".cache");
 const TIMES = join(CACHE, "test-times.json");
 const REPORTER = fileURLToPath(new URL("./test-times-reporter.ts", import.meta.url));
+const started = performance.now();
 
 function fail(message: string): never {
   process.stderr.write(`run-tests: ${message}\n`);
@@ -42,6 +45,17 @@ function fail(message: string): never {
 }
 
 const args = process.argv.slice(2);
+if (args.includes("--help") || args.includes("-h")) {
+  process.stdout.write(`usage: npm test [-- [node --test options] [test files or directories]]
+
+Runs the test suite, its files dealt across one Node process per core (TEST_PROCESSES=N sets
+the number), and prints one summary: tests, pass, fail, time. Options that start with "-" go to
+every process (e.g. --test-name-pattern=held); other arguments are test files or directories
+and replace the full list (default: test/**/*.test.ts). The whole suite takes about 25 s on
+2 cores.
+`);
+  process.exit(0);
+}
 const options = args.filter((a) => a.startsWith("-"));
 const named = args.filter((a) => !a.startsWith("-"));
 /** Test files as paths from the project root, the form the times are kept under. */
@@ -105,7 +119,12 @@ interface ShardResult {
   n: number;
   code: number;
   why: string | null;
+  counts: ShardReport["counts"];
 }
+
+/** The spec reporter's closing lines (`ℹ tests 562` …): one summary for the run replaces them. */
+const SPEC_SUMMARY =
+  /^\u2139 (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) [\d.]+\n/gmu;
 
 function runShard(shardFiles: string[], n: number): Promise<ShardResult> {
   const timesOut = join(scratch, `${n}.json`);
@@ -127,10 +146,14 @@ function runShard(shardFiles: string[], n: number): Promise<ShardResult> {
     child.stdout.on("data", (b: Buffer) => out.push(b));
     child.stderr.on("data", (b: Buffer) => out.push(b));
     child.on("close", (code, signal) => {
-      process.stdout.write(Buffer.concat(out));
+      const printed = Buffer.concat(out).toString("utf8");
+      process.stdout.write(ownReporter ? printed : printed.replace(SPEC_SUMMARY, ""));
       let heard: Record<string, number> | null = null;
+      let counts: ShardReport["counts"] = null;
       try {
-        heard = JSON.parse(readFileSync(timesOut, "utf8")) as Record<string, number>;
+        const report = JSON.parse(readFileSync(timesOut, "utf8")) as ShardReport;
+        heard = report.times;
+        counts = report.counts;
       } catch {
         // No report at all: the process stopped before its reporter wrote.
       }
@@ -144,7 +167,7 @@ function runShard(shardFiles: string[], n: number): Promise<ShardResult> {
       else if (code !== 0) why = `exited with ${code}`;
       else if (heard === null || (!filtered && missing.length > 0))
         why = `stopped before reporting ${missing.length} of its files: ${missing.join(" ")}`;
-      resolve({ n, code: why === null ? 0 : (code ?? 1) || 1, why });
+      resolve({ n, code: why === null ? 0 : (code ?? 1) || 1, why, counts });
     });
   });
 }
@@ -157,6 +180,19 @@ try {
   writeFileSync(TIMES, JSON.stringify(times));
 } catch {
   // Times are only a hint for the next run.
+}
+if (!ownReporter) {
+  const sum = (k: keyof NonNullable<ShardReport["counts"]>) =>
+    results.reduce((acc, r) => acc + (r.counts?.[k] ?? 0), 0);
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const unheard = results.filter((r) => r.counts === null).length;
+  process.stdout.write(
+    `\ntests ${sum("tests")}, pass ${sum("passed")}, fail ${sum("failed")}, ` +
+      `cancelled ${sum("cancelled")}, skipped ${sum("skipped")}, todo ${sum("todo")}; ` +
+      `${files.length} files in ${results.length} processes, ${seconds} s` +
+      (unheard > 0 ? ` (${unheard} process(es) sent no counts)` : "") +
+      "\n",
+  );
 }
 for (const r of results)
   if (r.why !== null) process.stderr.write(`run-tests: test process ${r.n + 1} ${r.why}\n`);

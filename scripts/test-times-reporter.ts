@@ -1,18 +1,40 @@
 /**
- * A test reporter for scripts/run-tests.ts: the run time of each test file, as one JSON object
- * (file path → milliseconds), so the next run can deal files to processes by how long they take.
+ * A test reporter for scripts/run-tests.ts: the run time of each test file (file path →
+ * milliseconds), so the next run can deal files to processes by how long they take, and the
+ * process's counts (tests, pass, fail…), so the runner prints one summary for all its
+ * processes. One JSON object: `{ "times": {…}, "counts": {…} | null }`.
  */
 import { relative } from "node:path";
 import type { TestEvent } from "node:test/reporters";
 
+export interface ShardReport {
+  times: Record<string, number>;
+  counts: {
+    tests: number;
+    suites: number;
+    passed: number;
+    failed: number;
+    cancelled: number;
+    skipped: number;
+    todo: number;
+  } | null;
+}
+
 export default async function* testTimes(source: AsyncIterable<TestEvent>) {
-  const times: Record<string, number> = {};
+  const report: ShardReport = { times: {}, counts: null };
   for await (const event of source) {
+    if (event.type === "test:summary") {
+      // The run's own summary has no file; with one module graph per process there is one.
+      // (Node reports `failed` too; its type declarations leave it out.)
+      if (event.data.file === undefined)
+        report.counts = event.data.counts as unknown as NonNullable<ShardReport["counts"]>;
+      continue;
+    }
     if (event.type !== "test:pass" && event.type !== "test:fail") continue;
     const { data } = event;
     if (data.nesting !== 0 || data.file === undefined) continue;
     const file = relative(process.cwd(), data.file);
-    times[file] = (times[file] ?? 0) + data.details.duration_ms;
+    report.times[file] = (report.times[file] ?? 0) + data.details.duration_ms;
   }
-  yield JSON.stringify(times);
+  yield JSON.stringify(report);
 }

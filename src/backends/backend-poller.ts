@@ -14,11 +14,16 @@
  *     silence run from when it goes on the wire, so waiting for a turn in the queue is never
  *     held against a backend;
  *   - uncounted rounds (the `--metrics` refresh) only refresh `latest`, the last good sample per
- *     backend for `/backends` and Prometheus ("as last seen").
+ *     backend for `/backends` and Prometheus ("as last seen");
+ *   - the log hears of a backend's metrics when they stop answering (one warning line, the
+ *     error's message without its stack) and when they answer again (one info line with how
+ *     long they were out); the failures in between go to the debug level, so a backend that
+ *     stays down for an hour does not write a line every poll.
  */
 import PQueue from "p-queue";
 import type { BackendMetricsSample } from "../core/events.ts";
 import type { Clock } from "../runtime/clock.ts";
+import { errorLine } from "../util/error-line.ts";
 import type { Logger } from "../util/logger.ts";
 import type { BackendMetricsClient } from "./metrics-client.ts";
 
@@ -79,6 +84,8 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
   const out = new Map<string, Poll>();
   /** Backends a poll of which failed after its counted round had ended: the next one says so. */
   const failedUnreported = new Set<string>();
+  /** Backends whose last poll failed, with when the first failure of the run was seen. */
+  const down = new Map<string, number>();
   const aborts = new Set<AbortController>();
   const rounds = new Set<Round>();
   let closed = false;
@@ -97,8 +104,23 @@ export function createBackendPoller(options: BackendPollerOptions): BackendPolle
       try {
         result = await client.poll(abort.signal);
         latest.set(id, { sample: result, at: clock.now() });
+        const since = down.get(id);
+        if (since !== undefined) {
+          down.delete(id);
+          logger.info("backend metrics answer again", { backend: id, outMs: clock.now() - since });
+        }
       } catch (err) {
-        if (!closed) logger.warn("backend metrics poll failed", { backend: id, err });
+        if (!closed) {
+          const error = errorLine(err);
+          if (down.has(id)) logger.debug("backend metrics poll failed", { backend: id, error });
+          else {
+            down.set(id, clock.now());
+            logger.warn("backend metrics poll failed; said again when it answers", {
+              backend: id,
+              error,
+            });
+          }
+        }
       } finally {
         timer.cancel();
         aborts.delete(abort);

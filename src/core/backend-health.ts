@@ -71,11 +71,15 @@ export function applySample(
 
 /**
  * One failed poll or forward. After `unhealthyAfterFailures` in a row the backend is
- * unhealthy: no new placements (its programs move on their next request). A forward the
- * backend refused or reset (`down`) makes it unhealthy at once: nothing listens there now, and
- * the request is being retried elsewhere. Requests in flight on it run on: a failing
- * `/metrics` says nothing of the engine's streams, and a backend that is really gone ends them
- * itself. Only a successful poll brings it back.
+ * unhealthy: no new placements (its programs move on their next request). Unhealthy at once:
+ *   - a forward the backend refused or reset (`down`): nothing listens there now, and the
+ *     request is being retried elsewhere;
+ *   - a failed poll of a backend that has never answered one: nothing was ever known of it, so
+ *     nothing can be placed there (room.ts), and waiting for more failures would only hold the
+ *     first requests of a router whose backends are down until the count is reached, then
+ *     answer them 503 all the same.
+ * Requests in flight on it run on: a failing `/metrics` says nothing of the engine's streams,
+ * and a backend that is really gone ends them itself. Only a successful poll brings it back.
  */
 export function recordFailure(
   state: SchedulerState,
@@ -84,7 +88,7 @@ export function recordFailure(
   down = false,
 ): void {
   b.consecutiveFailures++;
-  if (down)
+  if (down || (source === "poll" && b.lastMetrics === null))
     b.consecutiveFailures = Math.max(b.consecutiveFailures, state.config.unhealthyAfterFailures);
   if (source === "poll") forgetTruth(b); // what it said last no longer holds
   if (!b.healthy || b.consecutiveFailures < state.config.unhealthyAfterFailures) return;

@@ -11,7 +11,7 @@
  * leave one of each behind per router. A registry only holds references to its metrics, so a
  * router that is dropped leaves nothing behind.
  */
-import { collectDefaultMetrics, type Metric, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, type Metric, Registry } from "prom-client";
 
 /**
  * How often the event-loop delay monitor samples (ms). Each sample is the time between two of
@@ -21,6 +21,16 @@ import { collectDefaultMetrics, type Metric, Registry } from "prom-client";
  */
 export const EVENT_LOOP_SAMPLING_MS = 10;
 
+/**
+ * prom-client's default metrics include three gauges named like counters
+ * (`nodejs_active_handles_total`, `nodejs_active_requests_total`,
+ * `nodejs_active_resources_total`). The `_total` suffix is reserved for counters, so
+ * `promtool check metrics` rejects them, and each is only the sum over the `type` label of its
+ * gauge without the suffix (`sum(nodejs_active_handles)`), which stays.
+ */
+const isGaugeNamedLikeCounter = (m: Metric) =>
+  m instanceof Gauge && (m as unknown as { name: string }).name.endsWith("_total");
+
 let shared: Metric[] | null = null;
 
 /** The process's metrics, made on the first call. */
@@ -28,7 +38,9 @@ function processMetrics(): Metric[] {
   if (shared === null) {
     const own = new Registry();
     collectDefaultMetrics({ register: own, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLING_MS });
-    shared = own.getMetricsAsArray() as unknown as Metric[];
+    shared = (own.getMetricsAsArray() as unknown as Metric[]).filter(
+      (m) => !isGaugeNamedLikeCounter(m),
+    );
   }
   return shared;
 }

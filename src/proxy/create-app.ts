@@ -5,7 +5,6 @@
  */
 
 import type { HttpBindings } from "@hono/node-server";
-import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
@@ -24,6 +23,7 @@ import {
   programsJson,
   shadowJson,
 } from "./admin-views.ts";
+import { alreadySent } from "./already-sent.ts";
 import { handleCompletion } from "./completion/handle-completion.ts";
 import { listModels } from "./models-route.ts";
 import type { Endpoint } from "./prepare-request.ts";
@@ -134,18 +134,18 @@ export function createApp(appDeps: AppDeps): Hono<AppEnv> {
         c.get("requestId"),
         c.get("access"),
       );
-      return RESPONSE_ALREADY_SENT;
+      return alreadySent();
     });
   }
   // Their routes that generate nothing go to a backend as they are (responses-passthrough.ts).
   app.post("/v1/messages/count_tokens", async (c) => {
     await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, null);
-    return RESPONSE_ALREADY_SENT;
+    return alreadySent();
   });
   const stored = async (c: Context<AppEnv>) => {
     const id = c.req.param("id") as string;
     await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, id);
-    return RESPONSE_ALREADY_SENT;
+    return alreadySent();
   };
   app.get("/v1/responses/:id", stored);
   app.delete("/v1/responses/:id", stored);

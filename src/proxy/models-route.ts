@@ -5,6 +5,7 @@
  */
 import { getText } from "../backends/upstream-pools.ts";
 import { Errors } from "../errors.ts";
+import { errorLine } from "../util/error-line.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
 
 /** A model list is tiny; a backend slower than this is skipped rather than awaited. */
@@ -34,7 +35,7 @@ export async function listModels(deps: ProxyDeps): Promise<{ object: "list"; dat
         const doc = JSON.parse(text) as { data?: unknown };
         return Array.isArray(doc.data) ? (doc.data as ModelCard[]) : null;
       } catch (err) {
-        deps.logger.warn("model list failed", { backend: u.id, err });
+        deps.logger.warn("model list failed", { backend: u.id, error: errorLine(err) });
         return null;
       }
     }),

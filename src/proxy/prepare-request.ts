@@ -18,13 +18,10 @@ import type { PriorityClass, ProgramBudget } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import type { CallerResolver } from "./caller.ts";
 import type { BudgetResolver } from "./program-budget.ts";
-import {
-  type ProgramIdentity,
-  type ResponseProgram,
-  resolveProgramIdentity,
-} from "./program-identity.ts";
+import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
 import { scopedProgramId } from "./program-scope.ts";
 import type { ClassResolver } from "./request-class.ts";
+import { type ResponseHomes, reachable } from "./response-homes.ts";
 import { spliceTopLevel } from "./splice-body.ts";
 
 /**
@@ -76,6 +73,12 @@ export interface PreparedRequest {
    * is the only one that can serve it (response-homes.ts); null = none.
    */
   previousResponseId: string | null;
+  /**
+   * That response is another caller's (response-homes.ts `reachable`): the request goes as one
+   * naming an id no backend stores, pinned nowhere and answered by maitred with that 404
+   * (unknown-response.ts), so the backend storing it is never asked.
+   */
+  previousResponseForeign: boolean;
   body: Buffer;
 }
 
@@ -222,13 +225,22 @@ export function prepareRequest(
   upstreamStream: UpstreamStream = "always",
   callers: CallerResolver | null = null,
   budgets: BudgetResolver | null = null,
-  responseProgram: ResponseProgram = () => null,
+  homes: Pick<ResponseHomes, "get"> | null = null,
 ): PreparedRequest {
   const body = parseBody(raw);
   const keysBefore = Object.keys(body);
   const maxWaitMs = maxWaitOf(headers);
-  const identity = resolveProgramIdentity(body, headers, identityOrder, responseProgram);
   const tenant = callers === null ? null : callers.tenantOf(headers);
+  // The stored responses as this caller sees them: another caller's is no response at all.
+  const homeOf = (id: string) => {
+    const home = homes?.get(id);
+    return reachable(home, tenant) ? home : undefined;
+  };
+  // A chain begun without an id is followed from its second step, named after its first.
+  const identity = resolveProgramIdentity(body, headers, identityOrder, (id) => {
+    const home = homeOf(id);
+    return home === undefined ? null : (home.programId ?? id);
+  });
   const budget = budgets?.budgetOf(tenant, headers);
   const scoped = (id: string | null) => (id === null ? null : scopedProgramId(tenant, id));
   const cls = classes === null ? null : classes.resolve(body, headers);
@@ -262,6 +274,10 @@ export function prepareRequest(
       put.push(["stream_options", { ...((so as Json | null) ?? {}), include_usage: true }]);
   }
   const dropped = new Set(keysBefore.filter((k) => !Object.hasOwn(body, k)));
+  const previousResponseId =
+    endpoint === "responses" && typeof body.previous_response_id === "string"
+      ? body.previous_response_id
+      : null;
   return {
     endpoint,
     identity,
@@ -276,10 +292,9 @@ export function prepareRequest(
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,
     budget,
-    previousResponseId:
-      endpoint === "responses" && typeof body.previous_response_id === "string"
-        ? body.previous_response_id
-        : null,
+    previousResponseId,
+    previousResponseForeign:
+      previousResponseId !== null && !reachable(homes?.get(previousResponseId), tenant),
     body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
   };
 }

@@ -20,7 +20,7 @@ import { describeBounds } from "../config/tail-preset.ts";
 import type { CreateSchedulerOptions, Scheduler } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
-import { Errors } from "../errors.ts";
+import { ConfigError, Errors } from "../errors.ts";
 import { createRouterMetrics, type RouterMetrics } from "../metrics/router-metrics.ts";
 import { createShadowMetrics } from "../metrics/shadow-metrics.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
@@ -591,6 +591,22 @@ export async function createRouter(
   return (await assemble(config, options)).router;
 }
 
+/** Why a listen fails that the operator can fix, in the words of the setting that causes it. */
+const LISTEN_FAULTS: Record<string, string> = {
+  EADDRINUSE:
+    "the address is already in use (another process listens there; pick another --port or stop it)",
+  EACCES: "permission denied: ports below 1024 need privileges; pick a higher --port",
+  EADDRNOTAVAIL: "no such address on this machine; check --host",
+};
+
+/** A listen failure the operator can fix is a configuration error (one line, exit 2). */
+function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  const why = code === undefined ? undefined : LISTEN_FAULTS[code];
+  if (why === undefined) return err;
+  return new ConfigError("port", `cannot listen on ${host}:${port} (${code}): ${why}`);
+}
+
 /** The router on a port of its own (`maitred serve`): started, listening, with its URL. */
 export async function startRouter(
   config: RouterConfig,
@@ -643,7 +659,7 @@ export async function startRouter(
   } catch (err) {
     // Stopped, or the port is taken (or not ours): leave nothing running behind the error.
     await built.abandon();
-    throw err;
+    throw listenError(err, config.host, config.port);
   }
   const port = (server.address() as AddressInfo).port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;

@@ -8,10 +8,10 @@
  */
 import { readFile } from "node:fs/promises";
 import type { HttpBindings } from "@hono/node-server";
-import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Hono } from "hono";
 import { Errors } from "../errors.ts";
 import { checkAdmin } from "../proxy/admin-access.ts";
+import { alreadySent } from "../proxy/already-sent.ts";
 import type { Clock, TimerHandle } from "../runtime/clock.ts";
 import type { UiFeed } from "./ui-feed.ts";
 
@@ -86,6 +86,6 @@ export function registerUi<E extends Env>(app: Hono<E>, deps: UiDeps): void {
     };
     res.on("close", () => timer?.cancel());
     send();
-    return RESPONSE_ALREADY_SENT;
+    return alreadySent();
   });
 }

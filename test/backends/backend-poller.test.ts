@@ -4,7 +4,7 @@ import { createBackendPoller } from "../../src/backends/backend-poller.ts";
 import type { BackendMetricsClient } from "../../src/backends/metrics-client.ts";
 import type { BackendMetricsSample } from "../../src/core/events.ts";
 import { createManualClock } from "../../src/runtime/clock.ts";
-import { silentLogger } from "../../src/util/logger.ts";
+import { createLogger, silentLogger } from "../../src/util/logger.ts";
 
 const sample = (running: number): BackendMetricsSample => ({
   capacityTokens: 100,
@@ -220,4 +220,50 @@ test("close aborts the polls still out and ends their rounds; nothing is deliver
   await settle();
   assert.deepEqual(late, []);
   assert.equal(clock.pendingTimers(), 0);
+});
+
+test("a backend that stays down is logged once when it goes down and once when it answers again, each one line with no stack", async () => {
+  const clock = createManualClock(0);
+  let up = false;
+  const lines: string[] = [];
+  const poller = createBackendPoller({
+    clients: [
+      {
+        backendId: "b",
+        poll: async () => {
+          if (!up) throw new Error("fetch failed", { cause: new Error("connect ECONNREFUSED") });
+          return sample(0);
+        },
+      },
+    ],
+    concurrency: 4,
+    timeoutMs: 1000,
+    clock,
+    logger: createLogger({ level: "info", write: (l) => lines.push(l) }),
+  });
+  for (let i = 0; i < 5; i++) {
+    await poller.pollRound(1000, true);
+    clock.advance(5000);
+  }
+  up = true;
+  await poller.pollRound(1000, true);
+  await poller.pollRound(1000, true);
+  const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    logged.map((l) => [l.level, l.msg, l.error ?? null, l.outMs ?? null]),
+    [
+      [
+        "warn",
+        "backend metrics poll failed; said again when it answers",
+        "fetch failed: connect ECONNREFUSED",
+        null,
+      ],
+      ["info", "backend metrics answer again", null, 25000],
+    ],
+    `got ${lines.join("\n")}`,
+  );
+  assert.ok(
+    lines.every((l) => !l.includes("stack") && !l.includes("\\n    at ")),
+    "no stack trace",
+  );
 });

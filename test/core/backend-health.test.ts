@@ -155,3 +155,18 @@ test("a backend whose metrics lack the KV usage gauge gets no invented room", ()
   assert.equal(h.dispatchOf("late"), undefined, "the backend is full by the books: it waits");
   assert.ok(b.usedTokens <= 10_000);
 });
+
+test("a backend whose polls have never answered is unhealthy after its first failed poll, so a first request is answered 503 at once, not held", () => {
+  const h = createHarness({ backends: ["b0"] });
+  h.tick({ b0: null });
+  assert.equal(h.backend("b0").healthy, false, "nothing was ever known of it");
+  h.arrive("p1", "P", 100);
+  assert.equal(h.rejectOf("p1")?.error.code, "no_healthy_backend", "answered on arrival");
+  assert.equal(h.scheduler.snapshot().queueLength, 0, "nothing held");
+});
+
+test("a backend that has answered once needs the usual run of failed polls", () => {
+  const h = createHarness({ backends: ["b0"], capacity: 10_000 });
+  h.tick({ b0: null });
+  assert.equal(h.backend("b0").healthy, true, "one failure of a backend seen up is not enough");
+});

@@ -50,3 +50,17 @@ test("without process metrics (the default, for a router embedded in a caller's 
   assert.ok(names.length > 0);
   for (const name of names) assert.ok(name.startsWith("maitred_"), `got ${name}`);
 });
+
+test("every series named *_total is a counter, as promtool check metrics requires (prom-client's three gauge totals are left out)", async () => {
+  const m = createRouterMetrics({ snapshot: empty, process: true });
+  const types = [...(await m.render()).matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((x) => ({
+    name: x[1] as string,
+    type: x[2] as string,
+  }));
+  const misnamed = types.filter((t) => t.name.endsWith("_total") && t.type !== "counter");
+  assert.deepEqual(misnamed, [], "got these non-counters named *_total, want none");
+  assert.ok(
+    types.some((t) => t.name === "nodejs_active_handles"),
+    "the per-type handle gauge stays",
+  );
+});

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { describe, test } from "node:test";
 import { IDENTITY_SOURCES } from "../../src/config/identity-sources.ts";
 import type { MaitredError } from "../../src/errors.ts";
+import { createCallerResolver } from "../../src/proxy/caller.ts";
 import { MAX_JSON_DEPTH, messageCharsOf, prepareRequest } from "../../src/proxy/prepare-request.ts";
+import { createResponseHomes } from "../../src/proxy/response-homes.ts";
 
 const ORDER = [...IDENTITY_SOURCES];
 const buf = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v));
@@ -149,4 +151,64 @@ test("a program id that is not valid Unicode is a 400, at the top level or in ex
   }
   const p = prepareRequest("chat", buf({ messages: [], program_id: "agent-\u{1f600}" }), {}, ORDER);
   assert.equal(p.identity.programId, "agent-\u{1f600}", "a whole surrogate pair is fine");
+});
+
+describe("a Responses request continuing a stored response, with two tenants", () => {
+  const callers = createCallerResolver({
+    tenants: { alpha: "default", beta: "default" },
+    apiKeys: { "sk-alpha": "alpha", "sk-beta": "beta" },
+    trustTenantHeader: false,
+  });
+  const homes = createResponseHomes();
+  homes.record("resp_alpha", {
+    backendId: "b1",
+    programKey: "alpha\u001fchain",
+    programId: "chain",
+    owner: "alpha",
+  });
+  homes.record("resp_anon", {
+    backendId: "b1",
+    programKey: "solo",
+    programId: "solo",
+    owner: null,
+  });
+  const continuing = (id: string, key: string | null) =>
+    prepareRequest(
+      "responses",
+      buf({ model: "m", input: "go on", previous_response_id: id }),
+      key === null ? {} : { authorization: `Bearer ${key}` },
+      ORDER,
+      null,
+      "always",
+      callers,
+      null,
+      homes,
+    );
+
+  test("its own tenant continues it: not foreign, and the chain's program is followed", () => {
+    const p = continuing("resp_alpha", "sk-alpha");
+    assert.equal(p.previousResponseForeign, false);
+    assert.equal(p.programKey, "alpha\u001fchain");
+  });
+
+  test("another tenant or an anonymous caller is foreign to it, and learns no program from it: as for an unknown id", () => {
+    for (const key of ["sk-beta", null]) {
+      const p = continuing("resp_alpha", key);
+      const unknown = continuing("resp_never_made", key);
+      assert.equal(p.previousResponseForeign, true, `key ${key}: got reachable, want foreign`);
+      assert.equal(p.previousResponseId, "resp_alpha");
+      assert.equal(p.programKey, unknown.programKey, `key ${key}: identity differs from unknown`);
+      assert.equal(p.programKey, null);
+    }
+  });
+
+  test("a response made anonymously is continued by a tenant as before", () => {
+    const p = continuing("resp_anon", "sk-beta");
+    assert.equal(p.previousResponseForeign, false);
+    assert.equal(p.programKey, "beta\u001fsolo", "the chain's id, in the caller's own scope");
+  });
+
+  test("an id maitred never relayed is not foreign: it goes to the backends as before", () => {
+    assert.equal(continuing("resp_never_made", "sk-beta").previousResponseForeign, false);
+  });
 });

@@ -20,6 +20,10 @@
  * A stream that was held has its SSE head out already (held-stream.ts): what the head would
  * have said becomes a comment before the first event, and a body the backend sent instead of
  * a stream becomes an event.
+ *
+ * A request continuing another caller's stored response never reaches its backend: the answer
+ * it gets is the one a backend gives for an id it does not store, played through the same
+ * trip, so that nothing about it differs from an unknown id's (unknown-response.ts).
  */
 import type { RequestOutcome } from "../../core/events.ts";
 import { Errors } from "../../errors.ts";
@@ -28,7 +32,8 @@ import type { Grant, PendingRequest } from "../../runtime/request-table.ts";
 import { forwardRequestHeaders } from "../headers.ts";
 import { ENDPOINT_PATHS, type PreparedRequest } from "../prepare-request.ts";
 import type { ProxyDeps } from "../proxy-deps.ts";
-import { callUpstream } from "../upstream-call.ts";
+import { replayUnknownResponse } from "../unknown-response.ts";
+import { callUpstream, type UpstreamCall } from "../upstream-call.ts";
 import type { Client } from "./attempt.ts";
 import { RebuiltAnswer } from "./rebuilt-answer.ts";
 import { RelayedAnswer } from "./relayed-answer.ts";
@@ -59,20 +64,45 @@ export function forward(
     );
     trip.resolve = resolve;
     trip.reject = reject;
-    trip.call = callUpstream(
-      upstream,
-      {
-        path: withQuery(ENDPOINT_PATHS[req.endpoint], client.incoming.url),
-        headers: forwardRequestHeaders(client.incoming.headers, req.body.length, client.requestId),
-        body: req.body,
-      },
-      trip,
-    );
+    trip.call =
+      req.previousResponseForeign && req.previousResponseId !== null
+        ? unknownResponse(deps, req.previousResponseId, client.requestId, trip)
+        : callUpstream(
+            upstream,
+            {
+              path: withQuery(ENDPOINT_PATHS[req.endpoint], client.incoming.url),
+              headers: forwardRequestHeaders(
+                client.incoming.headers,
+                req.body.length,
+                client.requestId,
+              ),
+              body: req.body,
+            },
+            trip,
+          );
     pending.onCancel = trip.abort;
     client.outgoing.on("close", trip.onClientClose);
     if (pending.cancelReason) trip.abort(pending.cancelReason);
     else if (client.outgoing.destroyed) trip.abort(Errors.clientClosed());
   });
+}
+
+/**
+ * A request continuing another caller's stored response is answered as the granted backend
+ * answers an id it does not store, without asking it (unknown-response.ts).
+ */
+function unknownResponse(
+  deps: ProxyDeps,
+  responseId: string,
+  requestId: string,
+  trip: Trip,
+): UpstreamCall {
+  deps.logger.warn("stored response of another caller answered as unknown", {
+    requestId,
+    responseId,
+    method: "POST",
+  });
+  return replayUnknownResponse(responseId, trip);
 }
 
 /**

@@ -49,11 +49,7 @@ export async function handleCompletion(
       deps.upstreamStream,
       deps.callers,
       deps.budgets,
-      // A chain begun without an id is followed from its second step, named after its first.
-      (id) => {
-        const home = deps.responseHomes?.get(id);
-        return home === undefined ? null : (home.programId ?? id);
-      },
+      deps.responseHomes ?? null,
     );
     // A draining cell finishes the programs it has; a new one (or a request of no program)
     // belongs on a cell that stays, where the balancer sends the client's retry.

@@ -42,9 +42,12 @@ export function seat(
   if (attempt.retry) arrived.retry = true;
   if (req.budget !== undefined) arrived.budget = req.budget;
   // A stored response lives on the backend that made it: the request is served there or
-  // nowhere (src/core/pinned-backend.ts). An id maitred never relayed names no backend.
+  // nowhere (src/core/pinned-backend.ts). An id maitred never relayed names no backend, nor
+  // does another caller's: pinned, its request would say where that response is stored.
   const home =
-    req.previousResponseId === null ? undefined : deps.responseHomes?.get(req.previousResponseId);
+    req.previousResponseId === null || req.previousResponseForeign
+      ? undefined
+      : deps.responseHomes?.get(req.previousResponseId);
   if (home !== undefined) arrived.pinnedBackend = home.backendId;
   if (req.priorityClass !== null) {
     arrived.priorityClass = req.priorityClass;

@@ -147,6 +147,7 @@ export class Trip implements UpstreamSink {
       backendId: this.grant.backendId,
       programKey: req.programKey,
       programId: req.identity.programId,
+      owner: req.tenant,
     });
   }
 
