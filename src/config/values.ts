@@ -206,6 +206,15 @@ export const byteSize = () =>
     z.union([z.number().min(1), z.string().regex(SIZE)]),
   );
 
+/** `URL.parse` (Node 22.1 and later), which an installed maitred on Node 20 does not have. */
+function parseUrl(raw: string): URL | null {
+  try {
+    return new URL(raw);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * An http(s) base URL without a trailing slash, query or fragment. Credentials are dropped:
  * the URL names a backend everywhere (labels of `/metrics`, `/health`, logs), where a password
@@ -213,7 +222,7 @@ export const byteSize = () =>
  */
 export const httpUrl = () =>
   text().transform((raw, ctx) => {
-    const url = URL.parse(raw);
+    const url = parseUrl(raw);
     const problem =
       url === null
         ? "must be a URL"

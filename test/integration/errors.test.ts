@@ -63,8 +63,10 @@ test("a body over --max-body-size is a 413", async () => {
   }
 });
 
-test("an unreachable backend is a 502 and counts as a backend failure", async () => {
-  const router = await startTestRouter({ backends: await deadUrl(), router: "default" });
+test("a backend that stops listening is a 502 and counts as a backend failure", async () => {
+  const backend = await startFakeBackend();
+  const router = await startTestRouter({ backends: backend.url, router: "default" });
+  await backend.close(); // it answered the start-up tick, and is gone now
   try {
     const { res, json } = await post(router.url, JSON.stringify({ model: "m", messages: [] }));
     assert.equal(res.status, 502);
@@ -83,7 +85,7 @@ test("with every backend unhealthy a request is a 503 with Retry-After", async (
     "unhealthy-after-failures": "2",
   });
   try {
-    await router.ticker.runOnce(); // the start-up tick already failed once
+    // Never having answered a poll, it is unhealthy after the start-up tick's failure.
     assert.equal(router.loop.scheduler.snapshot().backends[0]?.healthy, false);
     const { res, json } = await post(
       router.url,
