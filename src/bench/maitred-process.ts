@@ -21,9 +21,16 @@ export interface MaitredProcess {
   kill(): Promise<void>;
 }
 
-// The executable beside this module: the source in the repository, the built one when installed.
+/**
+ * The `maitred` command itself (its launcher, src/launch.mjs), from the source in the
+ * repository or from the built module when installed: a router started here gets what a
+ * user's `maitred serve` gets, its V8 flags included.
+ */
 const MAIN = fileURLToPath(
-  new URL(import.meta.url.endsWith(".js") ? "../main.js" : "../main.ts", import.meta.url),
+  new URL(
+    import.meta.url.endsWith(".js") ? "../../src/launch.mjs" : "../launch.mjs",
+    import.meta.url,
+  ),
 );
 /** How long a stopped process gets to exit on SIGTERM before it is killed. */
 const KILL_AFTER_MS = 5_000;
