@@ -19,41 +19,96 @@
  * `--control` runs the same without killing anything, for the steps a full fleet answers in
  * the same two windows.
  */
-import { parseArgs } from "node:util";
 import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
 import { startRouterProcess } from "../src/bench/start-router-for.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { parseFlag } from "../src/config/setting.ts";
-import { duration } from "../src/config/values.ts";
+import { duration, integer, parsedText, positive, share } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    backends: { type: "string", default: "4" },
-    concurrency: { type: "string", default: "32" },
-    "time-scale": { type: "string", default: "5" },
-    "kill-at": { type: "string", default: "20s" },
-    duration: { type: "string", default: "60s" },
-    "stream-share": { type: "string", default: "0.5" },
-    "num-gpu-blocks": { type: "string", default: "4000" },
-    seed: { type: "string", default: "1" },
-    workload: { type: "string", default: "deepseek" },
-    control: { type: "boolean", default: false },
+const SPEC = {
+  name: "bench:backend-kill",
+  summary:
+    "What a dying backend costs: `maitred serve --router tr` over N simulated backends, one killed with SIGKILL part-way; steps before and after, requests lost, streams cut, retries, time to unhealthy.",
+  runtime:
+    "about 70 s: --duration (60 s) plus starting the backends and the router; progress on stderr",
+  flags: {
+    backends: {
+      arg: "<n>",
+      default: "4",
+      description: "simulated backends, each its own process (the second is killed)",
+      check: integer(2, 64),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "32",
+      description: "programs in flight",
+      check: integer(1, 100_000),
+    },
+    "time-scale": {
+      arg: "<S>",
+      default: "5",
+      description: "engines and tools run S times faster",
+      check: positive(),
+    },
+    "kill-at": {
+      arg: "<duration>",
+      default: "20s",
+      description: "wall time into the run when the backend is killed",
+      check: duration(),
+    },
+    duration: {
+      arg: "<duration>",
+      default: "60s",
+      description: "wall time of the run",
+      check: duration(),
+    },
+    "stream-share": {
+      arg: "<share>",
+      default: "0.5",
+      description: "share of programs streamed",
+      check: share(),
+    },
+    "num-gpu-blocks": {
+      arg: "<n>",
+      default: "4000",
+      description: "KV blocks per backend",
+      check: integer(2, 2 ** 31 - 1),
+    },
+    seed: {
+      arg: "<n>",
+      default: "1",
+      description: "seeds the workload",
+      check: integer(0, 2 ** 31 - 1),
+    },
+    workload: {
+      arg: "<name|file|mix>",
+      default: "deepseek",
+      description: "the workload, as `maitred bench --workload` names it",
+      check: parsedText((w) => parseWorkloadArg(w)),
+    },
+    control: {
+      type: "boolean",
+      description: "kill nothing: what a full fleet answers in the same two windows",
+    },
   },
-});
+} satisfies ScriptSpec;
+const { values: a, parsed } = scriptArgs(SPEC);
 
 const numBackends = Number(a.backends);
 const concurrency = Number(a.concurrency);
 const timeScale = Number(a["time-scale"]);
-const killAtMs = parseFlag("kill-at", duration(), a["kill-at"]);
-const durationMs = parseFlag("duration", duration(), a.duration);
+const killAtMs = parsed["kill-at"];
+const durationMs = parsed.duration;
 const streamShare = Number(a["stream-share"]);
 const numGpuBlocks = Number(a["num-gpu-blocks"]);
 
+progress(`starting ${numBackends} simulated backends and the router`);
 const backends: MaitredProcess[] = [];
 for (let i = 0; i < numBackends; i++) {
   const settings = simBackendSettings({ timeScale, numGpuBlocks }, i);
@@ -106,10 +161,16 @@ try {
     programIdPrefix: "kill-",
   });
   const started = wallClock.now();
+  progress(
+    `load running for ${durationMs / 1000} s; ${a.control ? "nothing killed (control)" : "backend 2 killed"} at ${killAtMs / 1000} s`,
+  );
   const never = new AbortController().signal;
   await abortableSleep(wallClock, killAtMs, never);
   const killedAt = wallClock.now() - started;
   if (!a.control) await victim.kill();
+  progress(
+    `${a.control ? "split" : "killed"} at ${(killedAt / 1000).toFixed(1)} s; waiting for the run to end`,
+  );
   let unhealthyAfterMs: number | null = null;
   while (!a.control && wallClock.now() - started < killAtMs + 30_000) {
     if ((await backendHealthy(victim.url)) === false) {

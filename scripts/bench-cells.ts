@@ -60,7 +60,6 @@ import { createServer as createHttpServer, type Server } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { abortableSleep, startClosedLoop, streamsAt } from "../src/bench/closed-loop.ts";
 import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
@@ -73,6 +72,8 @@ import {
 } from "../src/bench/maitred-process.ts";
 import { percentile } from "../src/bench/percentile.ts";
 import type { ProgramRecord, RunRecords } from "../src/bench/records.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
 import { SCALED_TIMES, scaleRouterTimes } from "../src/bench/start-router-for.ts";
 import { createStepClient, type StepClient } from "../src/bench/step-client.ts";
 import { renderTable } from "../src/bench/table-cells.ts";
@@ -84,44 +85,119 @@ import {
 } from "../src/cells/haproxy-config.ts";
 import { IDENTITY_SOURCES } from "../src/config/identity-sources.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
-import { parseFlag } from "../src/config/setting.ts";
-import { byteSize, duration, integer, positive, share } from "../src/config/values.ts";
+import { byteSize, duration, integer, parsedText, positive, share } from "../src/config/values.ts";
 import { DEFAULT_PROFILE } from "../src/engine/timing.ts";
 import { wallClock } from "../src/runtime/clock.ts";
+import { simSetting } from "../src/sim-server/options.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 import type { Workload } from "../src/workload/types.ts";
 import { processCpuSeconds } from "./proxy-bench-kit.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    concurrency: { type: "string", default: "24" },
-    warmup: { type: "string", default: "30s" },
-    phase: { type: "string", default: "60s" },
-    "time-scale": { type: "string", default: "2.5" },
-    "num-gpu-blocks": { type: "string", default: "4000" },
-    profile: { type: "string", default: DEFAULT_PROFILE },
-    seed: { type: "string", default: "1" },
-    workload: { type: "string", default: "deepseek" },
-    "stream-share": { type: "string", default: "0.5" },
-    "latency-requests": { type: "string", default: "1000" },
-    "large-requests": { type: "string", default: "300" },
-    "skip-lone": { type: "boolean", default: false },
-    "haproxy-log": { type: "string" },
-    "haproxy-no-trim": { type: "boolean", default: false },
-    "body-buffer": { type: "string", default: String(DEFAULT_BODY_BUFFER_BYTES) },
+const SPEC = {
+  name: "bench:cells",
+  summary:
+    "Three cells behind HAProxy, one killed and restarted part-way: program affinity, requests lost, failover time, steps/min and CPU per phase, the ratio against lone routers, and the latency HAProxy adds.",
+  runtime:
+    "about 6 min (the defaults' own figure): --warmup + 3 × --phase, the lone-router pass and the latency requests; progress on stderr; needs haproxy (2.6+)",
+  flags: {
+    concurrency: {
+      arg: "<n>",
+      default: "24",
+      description: "programs in flight",
+      check: integer(3, 10_000),
+    },
+    warmup: {
+      arg: "<duration>",
+      default: "30s",
+      description: "before the first phase",
+      check: duration({ allowZero: true }),
+    },
+    phase: {
+      arg: "<duration>",
+      default: "60s",
+      description: "each of stable, dead and back",
+      check: duration(),
+    },
+    "time-scale": {
+      arg: "<S>",
+      default: "2.5",
+      description: "engines and tools run S times faster",
+      check: positive(),
+    },
+    "num-gpu-blocks": {
+      arg: "<n>",
+      default: "4000",
+      description: "KV blocks per simulated backend",
+      check: integer(2, 100_000_000),
+    },
+    profile: {
+      arg: "<name>",
+      default: DEFAULT_PROFILE,
+      description: "the backends' timing profile",
+      check: simSetting("profile").schema,
+    },
+    seed: {
+      arg: "<n>",
+      default: "1",
+      description: "seeds the workload",
+      check: integer(0, 2 ** 31),
+    },
+    workload: {
+      arg: "<name|file|mix>",
+      default: "deepseek",
+      description: "the workload, as `maitred bench --workload` names it",
+      check: parsedText((w) => parseWorkloadArg(w)),
+    },
+    "stream-share": {
+      arg: "<share>",
+      default: "0.5",
+      description: "share of programs streamed",
+      check: share(),
+    },
+    "latency-requests": {
+      arg: "<n>",
+      default: "1000",
+      description: "small latency requests each way",
+      check: integer(0, 1_000_000),
+    },
+    "large-requests": {
+      arg: "<n>",
+      default: "300",
+      description: "~200 KB latency requests each way",
+      check: integer(0, 1_000_000),
+    },
+    "skip-lone": {
+      type: "boolean",
+      description: "leave out the lone-router pass (and so the ratio)",
+    },
+    "haproxy-log": {
+      arg: "<file>",
+      description: "also append HAProxy's log and the bench's marks to the file",
+    },
+    "haproxy-no-trim": {
+      type: "boolean",
+      description: "run HAProxy with glibc's heap trimming off",
+    },
+    "body-buffer": {
+      arg: "<size>",
+      default: String(DEFAULT_BODY_BUFFER_BYTES),
+      description: "HAProxy's buffer: the largest body whose program id it reads",
+      check: byteSize(),
+    },
   },
-});
+} satisfies ScriptSpec;
+const { values: a, parsed } = scriptArgs(SPEC);
 
-const concurrency = parseFlag("concurrency", integer(3, 10_000), a.concurrency);
-const warmupMs = parseFlag("warmup", duration({ allowZero: true }), a.warmup);
-const phaseMs = parseFlag("phase", duration(), a.phase);
-const timeScale = parseFlag("time-scale", positive(), a["time-scale"]);
-const numGpuBlocks = parseFlag("num-gpu-blocks", integer(2, 100_000_000), a["num-gpu-blocks"]);
-const seed = parseFlag("seed", integer(0, 2 ** 31), a.seed);
-const streamShare = parseFlag("stream-share", share(), a["stream-share"]);
-const latencyRequests = parseFlag("latency-requests", integer(0, 1_000_000), a["latency-requests"]);
-const largeRequests = parseFlag("large-requests", integer(0, 1_000_000), a["large-requests"]);
-const bodyBufferBytes = parseFlag("body-buffer", byteSize(), a["body-buffer"]);
+const concurrency = parsed.concurrency;
+const warmupMs = parsed.warmup;
+const phaseMs = parsed.phase;
+const timeScale = parsed["time-scale"];
+const numGpuBlocks = parsed["num-gpu-blocks"];
+const seed = parsed.seed;
+const streamShare = parsed["stream-share"];
+const latencyRequests = parsed["latency-requests"];
+const largeRequests = parsed["large-requests"];
+const bodyBufferBytes = parsed["body-buffer"];
 const profile = a.profile;
 
 const CELLS = ["cell-a", "cell-b", "cell-c"];

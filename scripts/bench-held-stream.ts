@@ -13,19 +13,44 @@
  *     [--hold-keepalive off]
  */
 import { request } from "node:http";
-import { parseArgs } from "node:util";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
+import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
+import { settingOf } from "../src/config/setting.ts";
+import { integer, positive } from "../src/config/values.ts";
 import { startRouter } from "../src/service/service.ts";
 
-const { values: args } = parseArgs({
-  options: {
+const SPEC = {
+  name: "bench:held-stream",
+  summary:
+    "A held stream on the wall clock: a waiter's stream held behind a holder's long answer; its head, the keep-alive comments and their gaps, its first event, and that it ends with [DONE].",
+  runtime:
+    "about 45 s, as long as the holder's answer (recorded: the held stream's first event at 44.6 s); scales with --holder-tokens ÷ --time-scale",
+  flags: {
     // Output tokens of the holder's answer, and how fast the engine runs: together, how long
     // the waiter is held.
-    "holder-tokens": { type: "string", default: "300" },
-    "time-scale": { type: "string", default: "0.05" },
-    "hold-keepalive": { type: "string", default: "on" },
+    "holder-tokens": {
+      arg: "<n>",
+      default: "300",
+      description: "output tokens of the holder's answer",
+      check: integer(1, 1_000_000),
+    },
+    "time-scale": {
+      arg: "<S>",
+      default: "0.05",
+      description: "the engine runs S times real time (below 1: slower)",
+      check: positive(),
+    },
+    "hold-keepalive": {
+      arg: "<on|off>",
+      default: "on",
+      description: "the router's --hold-keepalive",
+      check: settingOf(ROUTER_SETTINGS, "hold-keepalive", "maitred serve").schema,
+    },
   },
-});
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 
 const MODEL = "meta-llama/Llama-3.1-8B-Instruct";
 /** 150 blocks of 16 tokens: the holder's prompt and answer fill it, so the waiter waits. */
@@ -128,6 +153,7 @@ function stream(programId: string, prompt: string, maxTokens: number): Promise<T
   });
 }
 
+progress("holder streaming; the waiter follows and is held until the holder's turn ends");
 const holder = stream("holder", text(HOLDER_PROMPT_TOKENS), Number(args["holder-tokens"]));
 // Half a second of wall time puts the holder on the engine before the waiter arrives.
 await new Promise((r) => setTimeout(r, 500));

@@ -17,11 +17,12 @@
  * earlier invocations instead of running (a later file's run replaces an earlier one's of the
  * same workload, seed, router and size), so a re-run of some sizes joins the rest.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { parseFlag } from "../src/config/setting.ts";
-import { integer, listOfItems, nonNegative } from "../src/config/values.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { integer, listOfItems, nonNegative, parsedText } from "../src/config/values.ts";
+import { parseWorkloadArg } from "../src/workload/load-workload.ts";
 import { lineChart } from "./line-chart.ts";
 import {
   benchEntry,
@@ -46,22 +47,66 @@ interface RunSpec extends TierRun {
 
 type RunResult = TierResult<RunSpec>;
 
-const { values: args } = parseArgs({
-  options: {
-    one: { type: "string" },
-    sizes: { type: "string", default: "0,25,50,100,200,400" },
-    seeds: { type: "string", default: "7,1" },
-    workload: { type: "string", default: "deepseek" },
-    concurrency: { type: "string", default: "128" },
-    quick: { type: "boolean", default: false },
-    jobs: { type: "string" },
-    json: { type: "string" },
-    svg: { type: "string" },
-    "from-json": { type: "string" },
-  },
+const MAX_INT = 2 ** 31 - 1;
+
+/** `--from-json`: files that are there (what is in them is read when they are). */
+const savedRuns = parsedText((files) => {
+  const missing = files.split(",").filter((f) => !existsSync(f));
+  if (missing.length > 0)
+    throw new Error(`no such file ${missing.map((f) => JSON.stringify(f)).join(", ")}`);
+  return files;
 });
 
-const MAX_INT = 2 ** 31 - 1;
+const SPEC = {
+  name: "bench:host-tier",
+  summary:
+    "What a host-memory KV tier changes: per host tier size, default, tr and the oracle side by side (steps/min, ratios, step p99, prefilled and host-loaded tokens), as markdown.",
+  runtime:
+    "about 15 min on 2 cores (recorded: 26 runs); one line per run on stderr; scales with --seeds × (2 × --sizes + 1)",
+  flags: {
+    one: { description: "one run, as a child process (internal)", hidden: true },
+    sizes: {
+      arg: "<list>",
+      default: "0,25,50,100,200,400",
+      description: "host KV tier per engine, GiB (--kv-offloading-size), a row each",
+      check: listOfItems(nonNegative()),
+    },
+    seeds: {
+      arg: "<list>",
+      default: "7,1",
+      description: "seeds, a table each",
+      check: listOfItems(integer(0, MAX_INT)),
+    },
+    workload: {
+      arg: "<name|file|mix>",
+      default: "deepseek",
+      description: "the workload, as `maitred simulate --workload` names it",
+      check: parsedText((w) => parseWorkloadArg(w)),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "128",
+      description: "programs in flight",
+      check: integer(1, 4096),
+    },
+    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
+    jobs: {
+      arg: "<n>",
+      defaultText: "one per core",
+      description: "runs at once, each its own child process",
+      check: integer(1, 64),
+    },
+    json: { arg: "<file>", description: "also write every run as JSON" },
+    svg: { arg: "<file>", description: "draw steps/min against the tier size" },
+    "from-json": {
+      arg: "<a.json[,b.json]>",
+      description:
+        "print from earlier runs' --json instead of running (a later file's run replaces an earlier one's)",
+      check: savedRuns,
+    },
+  },
+} satisfies ScriptSpec;
+const { values: args, parsed } = scriptArgs(SPEC);
 /** The hour the window covers, as the flags give it (an hour: the issue's figures). */
 const WINDOW: RunWindow = { warmup: HOUR_WINDOW.warmup, duration: "60m" };
 
@@ -139,9 +184,7 @@ const readResults = (files: string) =>
   ]);
 
 async function main(): Promise<void> {
-  const sizes = parseFlag("sizes", listOfItems(nonNegative()), args.sizes) as number[];
-  const seeds = parseFlag("seeds", listOfItems(integer(0, MAX_INT)), args.seeds) as number[];
-  const concurrency = parseFlag("concurrency", integer(1, 4096), args.concurrency) as number;
+  const { sizes, seeds, concurrency } = parsed;
   const window = args.quick ? QUICK_WINDOW : WINDOW;
   const workload = args.workload;
   const specs: RunSpec[] = [];
@@ -170,4 +213,4 @@ async function main(): Promise<void> {
   if (args.svg !== undefined) writeFileSync(args.svg, chart(results, workload, seeds, sizes));
 }
 
-await benchEntry("bench-host-tier", args.one, runTier<RunSpec>, main);
+await benchEntry("bench:host-tier", args.one, runTier<RunSpec>, main);

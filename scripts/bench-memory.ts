@@ -22,20 +22,60 @@
  *       [--json /tmp/bench-memory.json]
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { freePort } from "../src/bench/free-port.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { integer, listOfItems } from "../src/config/values.ts";
 
-const a = parseArgs({
-  options: {
-    levels: { type: "string", default: "100,1000,10000" },
-    concurrency: { type: "string", default: "32" },
-    backends: { type: "string", default: "2" },
-    "settle-reads": { type: "string", default: "6" },
-    warmup: { type: "string", default: "500" },
-    json: { type: "string", default: "/tmp/bench-memory.json" },
+const SPEC = {
+  name: "bench:memory",
+  summary:
+    "What a live program costs the router in memory: its RSS and V8 heap at rising numbers of live programs, and both per live program.",
+  runtime:
+    "not timed; scales with the largest --levels (one request per live program, --concurrency at a time) plus --settle-reads reads of 0.5 s per level; progress on stderr",
+  flags: {
+    levels: {
+      arg: "<list>",
+      default: "100,1000,10000",
+      description: "live programs to read the router at, rising",
+      check: listOfItems(integer(1, 10_000_000)).refine(
+        (l) => l.every((n, i) => i === 0 || n > l[i - 1]),
+        { error: "must rise" },
+      ),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "32",
+      description: "requests in flight while programs are created",
+      check: integer(1, 10_000),
+    },
+    backends: {
+      arg: "<n>",
+      default: "2",
+      description: "simulated backends, each its own process",
+      check: integer(1, 64),
+    },
+    "settle-reads": {
+      arg: "<n>",
+      default: "6",
+      description: "reads per level; the median RSS and the smallest heap are kept",
+      check: integer(1, 1000),
+    },
+    warmup: {
+      arg: "<n>",
+      default: "500",
+      description: "requests without a program id first, so the base is a router that has served",
+      check: integer(0, 10_000_000),
+    },
+    json: {
+      arg: "<file>",
+      default: "/tmp/bench-memory.json",
+      description: "where the figures go as JSON",
+    },
   },
-});
+} satisfies ScriptSpec;
+const a = scriptArgs(SPEC);
 const levels = a.values.levels.split(",").map(Number);
 const concurrency = Number(a.values.concurrency);
 const settleReads = Number(a.values["settle-reads"]);
@@ -199,12 +239,14 @@ try {
   // The first requests a router serves compile its code paths and open its connection pools:
   // a cost paid once, not per program. Requests without a program id pay it and leave no
   // live program behind, so the baseline is a router that has served.
+  progress(`warm-up: ${warmup} requests without a program id`);
   const warmupFailed = await createPrograms(router.url, model, 0, warmup, false);
   if (warmupFailed > 0) console.log(`warm-up: ${warmupFailed} of ${warmup} requests failed`);
   const base = await settled(router, inspectPort);
   rows.push({ live: 0, failed: 0, ...base, rssPerProgramBytes: null, heapPerProgramBytes: null });
   let made = 0;
-  for (const level of levels) {
+  for (const [i, level] of levels.entries()) {
+    progress(`level ${i + 1}/${levels.length}: ${level} live programs`);
     const failed = await createPrograms(router.url, model, made, level);
     made = level;
     const s = await settled(router, inspectPort);

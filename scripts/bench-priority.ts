@@ -20,25 +20,70 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
+import { settingOf } from "../src/config/setting.ts";
+import { duration, integer, listOfItems, parsedText } from "../src/config/values.ts";
 import type { PriorityConfig, SchedulerConfig } from "../src/core/api.ts";
-import { resolveSimulateFlags } from "../src/simulate/simulate-options.ts";
+import { resolveSimulateFlags, SIMULATE_SETTINGS } from "../src/simulate/simulate-options.ts";
 import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
-import { loadWorkload } from "../src/workload/load-workload.ts";
+import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
-const { values: args } = parseArgs({
-  options: {
-    seeds: { type: "string", default: "1,2,3" },
-    concurrency: { type: "string", default: "128" },
-    workload: { type: "string", default: "mix:chat@interactive=0.2,deepseek@bulk=0.8" },
-    warmup: { type: "string", default: "10m" },
-    duration: { type: "string", default: "50m" },
-    classes: { type: "string" },
-    "queue-policy": { type: "string" },
-    json: { type: "string" },
+const SPEC = {
+  name: "bench:priority",
+  summary:
+    "The targets for priority classes at overload, in the simulator: tr with priorities off, then on, per seed; interactive TTFT p95, total steps/min and the longest bulk wait, each pass/fail.",
+  runtime:
+    "not timed; 6 runs of one simulated hour (off and on per seed), one after another, a line each on stderr; scales with --seeds × (--warmup + --duration)",
+  flags: {
+    seeds: {
+      arg: "<list>",
+      default: "1,2,3",
+      description: "seeds, a pair of runs each",
+      check: listOfItems(integer(0, 2 ** 31 - 1)),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "128",
+      description: "program slots",
+      check: SIMULATE_SETTINGS.concurrency.schema,
+    },
+    workload: {
+      arg: "<mix>",
+      default: "mix:chat@interactive=0.2,deepseek@bulk=0.8",
+      description: "the workload, as `maitred simulate --workload` names it",
+      check: parsedText((w) => parseWorkloadArg(w)),
+    },
+    warmup: {
+      arg: "<duration>",
+      default: "10m",
+      description: "simulated warm-up",
+      check: duration({ allowZero: true }),
+    },
+    duration: {
+      arg: "<duration>",
+      default: "50m",
+      description: "simulated steady window",
+      check: duration(),
+    },
+    classes: {
+      arg: "<json>",
+      defaultText: "the built-in class defaults",
+      description: `class settings for experiments, e.g. '{"bulk":{"starvationMs":600000}}'`,
+      check: parsedText((t) => JSON.parse(t) as unknown),
+    },
+    "queue-policy": {
+      arg: "<policy>",
+      defaultText: "maitred serve's (ta)",
+      description: "order within a class with priorities on, as `maitred serve --queue-policy`",
+      check: settingOf(ROUTER_SETTINGS, "queue-policy", "maitred serve").schema,
+    },
+    json: { arg: "<file>", description: "also write the runs as JSON" },
   },
-});
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 
 /** Issue 5 "Targets". */
 const TTFT_RATIO_MAX = 0.25;
@@ -106,8 +151,10 @@ function describe(label: string, r: SimulateRunReport): string {
 const seeds = args.seeds.split(",").map(Number);
 const pairs: Pair[] = [];
 let allPass = true;
-for (const seed of seeds) {
+for (const [i, seed] of seeds.entries()) {
+  progress(`run ${2 * i + 1}/${2 * seeds.length}: seed ${seed}, priorities off`);
   const off = await run(seed, false);
+  progress(`run ${2 * i + 2}/${2 * seeds.length}: seed ${seed}, priorities on`);
   const on = await run(seed, true);
   const pair = { seed, off: off.report, on: on.report, wallS: off.wallS + on.wallS };
   pairs.push(pair);

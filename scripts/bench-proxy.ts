@@ -53,9 +53,13 @@
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
-import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { Pool } from "undici";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { flagError, progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
+import { settingOf } from "../src/config/setting.ts";
+import { integer, list, listOf, nonNegative, oneOf, positive } from "../src/config/values.ts";
 import {
   type CountingUpstream,
   forkVllmLike,
@@ -549,7 +553,10 @@ async function measureTokens(
         for (const api of apis)
           await load({ kind: "tokens", url, stream, api, tokens: 64, connections: 16, seconds: 1 });
     const rows: TokenRow[] = [];
-    for (const c of cases) {
+    for (const [i, c] of cases.entries()) {
+      progress(
+        `  ${name} case ${i + 1}/${cases.length}: ${c.api} ${c.stream ? "streamed" : "plain"}, ${c.tokens} tokens, ${c.connections} connections`,
+      );
       const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
       const via = await measured(router, c);
       const bare = await measured(relay, c);
@@ -672,32 +679,118 @@ function marginalLines(rows: TokenRow[]): string {
 }
 
 // ─── main ──────────────────────────────────────────────────────────────────────────────────
-async function main(): Promise<void> {
-  const { values: args } = parseArgs({
-    options: {
-      seconds: { type: "string", default: "5" },
-      requests: { type: "string", default: "5000" },
-      connections: { type: "string", default: "64" },
-      router: { type: "string", default: "tr" },
-      "upstream-stream": { type: "string", default: "always" },
-      json: { type: "string" },
-      "cpu-profile": { type: "string" },
-      phases: { type: "string", default: "tokens,latency,throughput,sse,body" },
-      "cpu-profile-phase": { type: "string", default: "throughput" },
-      "token-seconds": { type: "string", default: "4" },
-      "token-connections": { type: "string", default: "16" },
-      upstreams: { type: "string", default: "vllm,vllm-one-write,fast" },
-      apis: { type: "string", default: "chat" },
-      "interval-ms": { type: "string", default: "0" },
-      "router-args": { type: "string", default: "" },
-      "router-cpu-profile-dir": { type: "string" },
-      "token-cases": { type: "string" },
+const routerSchema = (key: string) => settingOf(ROUTER_SETTINGS, key, "maitred serve").schema;
+
+const SPEC = {
+  name: "bench:proxy",
+  summary:
+    "maitred's proxy overhead on loopback, against a direct connection to the same upstream: router CPU per request and per SSE event by answer length (beside bare TCP and HTTP relays), then latency, throughput, SSE and large-body phases.",
+  runtime:
+    "about 7 min, counted from the flags (not timed): per upstream 8 s of warm-up and 7 cases × 4 paths × --token-seconds (4 s), then four short phases; scales with --upstreams × --apis × --token-seconds; progress on stderr",
+  flags: {
+    seconds: {
+      arg: "<s>",
+      default: "5",
+      description: "length of the throughput and SSE phases",
+      check: positive(),
     },
-  });
+    requests: {
+      arg: "<n>",
+      default: "5000",
+      description:
+        "sequential requests of the latency phase (a tenth, at least 50, with the large body)",
+      check: integer(1, 100_000_000),
+    },
+    connections: {
+      arg: "<n>",
+      default: "64",
+      description: "keep-alive connections of the throughput phase",
+      check: integer(1, 100_000),
+    },
+    router: {
+      arg: "<mode>",
+      default: "tr",
+      description: "the router's --router: tr or default",
+      check: routerSchema("router"),
+    },
+    "upstream-stream": {
+      arg: "<mode>",
+      default: "always",
+      description: "the router's --upstream-stream: always or as-client",
+      check: routerSchema("upstream-stream"),
+    },
+    json: { arg: "<file>", description: "also write the figures as JSON" },
+    "cpu-profile": {
+      arg: "<file>",
+      description: "write a CPU profile of the in-process router during --cpu-profile-phase",
+    },
+    phases: {
+      arg: "<list>",
+      default: "tokens,latency,throughput,sse,body",
+      description: "which phases run",
+      check: listOf(["tokens", "latency", "throughput", "sse", "body"]),
+    },
+    "cpu-profile-phase": {
+      arg: "<phase>",
+      default: "throughput",
+      description: "the phase --cpu-profile covers: latency, throughput or sse",
+      check: oneOf(["latency", "throughput", "sse"]),
+    },
+    "token-seconds": {
+      arg: "<s>",
+      default: "4",
+      description: "length of each tokens case on each path",
+      check: positive(),
+    },
+    "token-connections": {
+      arg: "<n>",
+      default: "16",
+      description: "connections of the tokens cases (one small plain case also at 64)",
+      check: integer(1, 100_000),
+    },
+    upstreams: {
+      arg: "<list>",
+      default: "vllm,vllm-one-write,fast",
+      description: "upstreams of the tokens phase, a table block each",
+      check: listOf(["vllm", "vllm-one-write", "fast"]),
+    },
+    apis: {
+      arg: "<list>",
+      default: "chat",
+      description: "APIs of the tokens phase: chat, messages, responses",
+      check: listOf(["chat", "messages", "responses"]),
+    },
+    "interval-ms": {
+      arg: "<ms>",
+      default: "0",
+      description: "the vLLM-like upstream's engine step (0: every turn of its event loop)",
+      check: nonNegative(),
+    },
+    "router-args": {
+      arg: '"<flags>"',
+      default: "",
+      description:
+        'more `maitred serve` flags for the tokens phase\'s router (give it as --router-args="…")',
+    },
+    "router-cpu-profile-dir": {
+      arg: "<dir>",
+      description: "the tokens phase's router writes its CPU profile there",
+    },
+    "token-cases": {
+      arg: "<list>",
+      defaultText: "all",
+      description: "only these tokens cases, each plain|streamed:<tokens>:<connections>",
+      check: list(),
+    },
+  },
+} satisfies ScriptSpec;
+
+async function main(): Promise<void> {
+  const { values: args, parsed } = scriptArgs(SPEC);
   const seconds = Number(args.seconds);
   const requests = Number(args.requests);
   const connections = Number(args.connections);
-  const phases = (args.phases as string).split(",") as Array<LoadCommand["kind"]>;
+  const phases: LoadCommand["kind"][] = parsed.phases;
 
   const { resolveRouterConfig } = await import("../src/config/load-config.ts");
   const { startRouter } = await import("../src/service/service.ts");
@@ -723,17 +816,16 @@ async function main(): Promise<void> {
   if (phases.includes("tokens")) {
     const intervalMs = args["interval-ms"] as string;
     const tokenSeconds = Number(args["token-seconds"]);
-    const only = (args["token-cases"] as string | undefined)?.split(",");
+    const only = parsed["token-cases"];
     const caseName = (c: TokenCase) =>
       `${c.stream ? "streamed" : "plain"}:${c.tokens}:${c.connections}`;
-    const apis = (args.apis as string).split(",") as Api[];
-    for (const api of apis)
-      if (!(api in API_PATHS))
-        throw new Error(`--apis: no such API ${api} (chat, messages, responses)`);
+    const apis: Api[] = parsed.apis;
     const all = tokenCases(Number(args["token-connections"]), apis);
     const unknown = only?.filter((name) => !all.some((c) => caseName(c) === name)) ?? [];
+    // The cases depend on --token-connections: no table can check this flag alone.
     if (unknown.length > 0) {
-      throw new Error(
+      flagError(
+        SPEC,
         `--token-cases: no such case ${unknown.join(", ")} (cases: ${all.map(caseName).join(", ")})`,
       );
     }
@@ -760,9 +852,10 @@ async function main(): Promise<void> {
       fast: async () => fast,
     };
     const rows: TokenRow[] = [];
-    for (const name of (args.upstreams as string).split(",")) {
+    const upstreams = parsed.upstreams;
+    for (const [i, name] of upstreams.entries()) {
+      progress(`tokens phase, upstream ${i + 1}/${upstreams.length}: ${name}`);
       const start = starts[name];
-      if (!start) throw new Error(`unknown upstream ${name} (vllm, vllm-one-write, fast)`);
       const upstream = await start();
       try {
         rows.push(
@@ -822,6 +915,7 @@ async function main(): Promise<void> {
   for (const url of Object.values(targets)) await load({ kind: "throughput", url, seconds: 1 });
   for (const kind of phases) {
     if (kind === "tokens") continue;
+    progress(`${kind} phase, router in this process`);
     if (kind === "body") {
       // Alternate the two bodies through the router so drift hits both alike.
       for (const round of [0, 1])

@@ -15,20 +15,51 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { integer, nonNegative, positive } from "../src/config/values.ts";
 import { startSimBackend } from "../src/sim-server/start-sim-backend.ts";
 
-const { values: args } = parseArgs({
-  options: {
-    seconds: { type: "string", default: "10" },
-    warmup: { type: "string", default: "2" },
-    connections: { type: "string", default: "64" },
-    "time-scale": { type: "string", default: "10000" },
-    "in-process": { type: "boolean", default: false },
-    json: { type: "string" },
+const SPEC = {
+  name: "bench:sim-http",
+  summary:
+    "Tiny chat requests per second the simulated backend's HTTP surface sustains, plain then streamed, with p50/p99 latency.",
+  runtime:
+    "about 25 s: two modes of --warmup + --seconds (2 + 10 s) each, plus the backend's start",
+  flags: {
+    seconds: {
+      arg: "<s>",
+      default: "10",
+      description: "measured seconds per mode",
+      check: positive(),
+    },
+    warmup: {
+      arg: "<s>",
+      default: "2",
+      description: "unmeasured seconds before each mode",
+      check: nonNegative(),
+    },
+    connections: {
+      arg: "<n>",
+      default: "64",
+      description: "keep-alive connections",
+      check: integer(1, 100_000),
+    },
+    "time-scale": {
+      arg: "<S>",
+      default: "10000",
+      description: "the backend's time scale (high: its modelled time is negligible)",
+      check: positive(),
+    },
+    "in-process": {
+      type: "boolean",
+      description: "start the backend in this process instead of a child process",
+    },
+    json: { arg: "<file>", description: "also write the results as JSON" },
   },
-});
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 const SECONDS = Number(args.seconds);
 const WARMUP_S = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);

@@ -22,8 +22,10 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
 import type { RunRecords } from "../src/bench/records.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { duration, integer, listOfItems, nonNegative } from "../src/config/values.ts";
 import type { Placement } from "../src/core/api.ts";
 import {
   runSimulation,
@@ -35,19 +37,59 @@ import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 import { loadWorkload } from "../src/workload/load-workload.ts";
 import type { Workload } from "../src/workload/types.ts";
 
-const { values: args } = parseArgs({
-  options: {
-    seeds: { type: "string", default: "1" },
-    sweep: { type: "boolean", default: false },
-    buffers: { type: "string" },
-    "headroom-steps": { type: "string" },
-    ageing: { type: "string" },
-    warmup: { type: "string", default: "10m" },
-    duration: { type: "string", default: "50m" },
-    "no-credit": { type: "boolean", default: false },
-    json: { type: "string" },
+const numbers = listOfItems(nonNegative());
+const SPEC = {
+  name: "bench:simulate",
+  summary:
+    "`maitred simulate` on its target: DeepSeek trace on 2 × llama-3.1-8b-h100; tr against default and the oracle at 128 and 16 programs, and its wall time per simulated hour.",
+  runtime:
+    "about 1 min: 5 runs of one simulated hour per seed (recorded: 6–17 s of wall time per simulated hour of tr); --sweep adds 12 runs per seed, each variant list one run per value and seed",
+  flags: {
+    seeds: {
+      arg: "<list>",
+      default: "1",
+      description: "seeds; every run once per seed, figures are means",
+      check: listOfItems(integer(0, 2 ** 31 - 1)),
+    },
+    sweep: {
+      type: "boolean",
+      description: "also tr over placement × acting-token decay × scheduler interval",
+    },
+    buffers: {
+      arg: "<list>",
+      description: "tr variants with the flat buffer-per-program of each value",
+      check: numbers,
+    },
+    "headroom-steps": {
+      arg: "<list>",
+      description: "tr variants with each growth-headroom-steps value (0 = flat buffer)",
+      check: numbers,
+    },
+    ageing: {
+      arg: "<list>",
+      description: "tr variants with each ageing bound, seconds (0 = off)",
+      check: numbers,
+    },
+    warmup: {
+      arg: "<duration>",
+      default: "10m",
+      description: "simulated warm-up",
+      check: duration({ allowZero: true }),
+    },
+    duration: {
+      arg: "<duration>",
+      default: "50m",
+      description: "simulated steady window",
+      check: duration(),
+    },
+    "no-credit": {
+      type: "boolean",
+      description: "add a tr run whose core gets no prefix-sharing credit",
+    },
+    json: { arg: "<file>", description: "also write every run as JSON" },
   },
-});
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 const numberList = (raw: string | undefined) =>
   (raw ?? "")
     .split(",")

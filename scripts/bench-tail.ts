@@ -19,13 +19,13 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { camel, parseFlag } from "../src/config/setting.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { camel } from "../src/config/setting.ts";
 import { TAIL_NAMES, type TailPreset } from "../src/config/tail-preset.ts";
 import { integer, listOf, listOfItems } from "../src/config/values.ts";
 import type { SchedulerCounters } from "../src/core/api.ts";
 import { AGEING_MS } from "../src/core/scheduler-constants.ts";
-import { ConfigError } from "../src/errors.ts";
 import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
 import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 import {
@@ -98,18 +98,41 @@ interface RunResult {
   wallS: number;
 }
 
-const { values: args } = parseArgs({
-  options: {
-    one: { type: "string" },
-    seeds: { type: "string", default: "7,1" },
-    workloads: { type: "string", default: WORKLOADS.join(",") },
-    quick: { type: "boolean", default: false },
-    jobs: { type: "string" },
-    json: { type: "string" },
-  },
-});
-
 const MAX_INT = 2 ** 31 - 1;
+
+const SPEC = {
+  name: "bench:tail",
+  summary:
+    "What each --tail preset (bounded, balanced, throughput) buys in steps/min and costs in the longest wait, against the default router, per workload, as markdown.",
+  runtime:
+    "not timed; 26 runs, --jobs at a time, one line each on stderr; 8 of them are claude-code runs of 12 simulated hours, the rest one simulated hour; scales with --seeds × --workloads (--quick: 2m + 8m windows)",
+  flags: {
+    one: { description: "one run, as a child process (internal)", hidden: true },
+    seeds: {
+      arg: "<list>",
+      default: "7,1",
+      description: "seeds, each once; figures are means",
+      check: listOfItems(integer(0, MAX_INT)).refine((s) => new Set(s).size === s.length, {
+        error: "lists a value twice",
+      }),
+    },
+    workloads: {
+      arg: "<list>",
+      default: WORKLOADS.join(","),
+      description: `a table each: ${WORKLOADS.join(", ")}`,
+      check: listOf(WORKLOADS),
+    },
+    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
+    jobs: {
+      arg: "<n>",
+      defaultText: "one per core",
+      description: "runs at once, each its own child process",
+      check: integer(1, 64),
+    },
+    json: { arg: "<file>", description: "also write every run as JSON" },
+  },
+} satisfies ScriptSpec;
+const { values: args, parsed } = scriptArgs(SPEC);
 const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
 
 /** The figures of a report apart from the settings it was run with. */
@@ -207,9 +230,8 @@ function meanOf(xs: readonly (number | null)[]): number | null {
 const fixed = (v: number | null, digits: number) => (v === null ? "-" : v.toFixed(digits));
 
 async function main(): Promise<void> {
-  const seeds = parseFlag("seeds", listOfItems(integer(0, MAX_INT)), args.seeds);
-  if (new Set(seeds).size !== seeds.length) throw new ConfigError("--seeds", "lists a value twice");
-  const workloads = parseFlag("workloads", listOf(WORKLOADS), args.workloads);
+  const seeds = parsed.seeds;
+  const workloads = parsed.workloads;
   const jobs = jobsOf(args.jobs);
   const rows: RowName[] = ["default", ...TAIL_NAMES];
 
@@ -343,4 +365,4 @@ async function main(): Promise<void> {
   }
 }
 
-await benchEntry("bench-tail", args.one, runOne, main);
+await benchEntry("bench:tail", args.one, runOne, main);

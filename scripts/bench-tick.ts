@@ -17,21 +17,47 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { parseArgs } from "node:util";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { integer, listOfItems } from "../src/config/values.ts";
 import type { Scheduler } from "../src/core/api.ts";
 import type { Effects } from "../src/core/effects.ts";
 import type { BackendMetricsSample } from "../src/core/events.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../src/core/scheduler.ts";
 
-const { values: args } = parseArgs({
-  options: {
-    sizes: { type: "string", default: "10000,100000" },
-    backends: { type: "string", default: "64" },
-    repeats: { type: "string", default: "5" },
-    "steady-ticks": { type: "string", default: "50" },
-    json: { type: "string" },
+const SPEC = {
+  name: "bench:tick",
+  summary:
+    "The scheduler core's tick with N tracked programs (pause, steady, resume and lend storms), a request turn while a queue waits, and heap per program.",
+  runtime:
+    "about 2 min (timed: 130 s on a busy shared core); scales with --sizes × --repeats, the largest size most",
+  flags: {
+    sizes: {
+      arg: "<list>",
+      default: "10000,100000",
+      description: "tracked programs, one world per size",
+      check: listOfItems(integer(1, 10_000_000)),
+    },
+    backends: { arg: "<n>", default: "64", description: "backends", check: integer(1, 100_000) },
+    repeats: {
+      arg: "<n>",
+      default: "5",
+      description: "freshly built worlds per size; storms are their median",
+      check: integer(1, 10_000),
+    },
+    "steady-ticks": {
+      arg: "<n>",
+      default: "50",
+      description: "steady ticks per world",
+      check: integer(1, 1_000_000),
+    },
+    json: { arg: "<file>", description: "also write the figures as JSON" },
   },
-});
+  notes: [
+    "Heap per program is measured only under node --expose-gc, as npm run bench:tick runs it.",
+  ],
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 const SIZES = args.sizes.split(",").map(Number);
 const BACKENDS = Number(args.backends);
 const REPEATS = Number(args.repeats);
@@ -228,8 +254,12 @@ function benchMemory(programs: number) {
 
 /** Warm-up so that the storms below measure optimised code, not the JIT's first pass. */
 const WARMUP_PROGRAMS = 5_000;
+progress(`warm-up: ${WARMUP_PROGRAMS} programs`);
 benchSize(WARMUP_PROGRAMS, 2);
-const results = SIZES.map((n) => benchSize(n));
+const results = SIZES.map((n, i) => {
+  progress(`size ${i + 1}/${SIZES.length}: ${n} programs, ${REPEATS} worlds`);
+  return benchSize(n);
+});
 for (const r of results) {
   console.log(
     `${r.programs} programs / ${r.backends} backends: ` +
@@ -240,6 +270,7 @@ for (const r of results) {
       `request turn with queue ${r.turnWithQueueUs.toFixed(1)} µs`,
   );
 }
+progress("heap per program");
 const memory = benchMemory(Math.max(...SIZES));
 if (memory === null) console.log("memory: run with node --expose-gc to measure heap per program");
 else {

@@ -27,11 +27,12 @@
  * file's run replaces an earlier one's of the same cell and router); a list flag not given
  * then takes every value the files hold.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import type { z } from "zod";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
 import { parseFlag } from "../src/config/setting.ts";
 import {
   duration,
@@ -42,6 +43,7 @@ import {
   parsedText,
 } from "../src/config/values.ts";
 import { ConfigError } from "../src/errors.ts";
+import { parseWorkloadArg } from "../src/workload/load-workload.ts";
 import { lineChart } from "./line-chart.ts";
 import {
   benchEntry,
@@ -78,30 +80,6 @@ const DEFAULTS = {
 const QUICK_BATCH = { programs: "32", concurrency: "16" };
 const MAX_INT = 2 ** 31 - 1;
 
-const text = { type: "string" } as const;
-const { values: args } = parseArgs({
-  options: {
-    one: text,
-    // No defaults here: with --from-json a list not given is what the files hold.
-    sizes: text,
-    workloads: text,
-    concurrency: text,
-    seeds: text,
-    "claude-window": text,
-    "batch-sizes": text,
-    "batch-seeds": text,
-    "batch-programs": text,
-    "batch-concurrency": text,
-    "batch-workload": text,
-    "no-batch": { type: "boolean", default: false },
-    quick: { type: "boolean", default: false },
-    jobs: text,
-    json: text,
-    svg: text,
-    "from-json": text,
-  },
-});
-
 /** `1h+3h`: warm-up + window, each a duration as `--warmup` and `--duration` take it. */
 const windowPair = () =>
   parsedText((raw: string): RunWindow => {
@@ -112,6 +90,118 @@ const windowPair = () =>
     }
     return { warmup: parts[0], duration: parts[1] };
   });
+
+/** How each list flag is read, given or taken from DEFAULTS. */
+const SIZES = listOfItems(nonNegative());
+const SEEDS = listOfItems(integer(0, MAX_INT));
+const CONCURRENCY = listOfItems(integer(1, 100_000));
+const BATCH_COUNT = integer(1, 100_000);
+const aWorkload = parsedText((w) => parseWorkloadArg(w));
+
+/** `--from-json`: files that are there (what is in them is read when they are). */
+const savedRuns = parsedText((files) => {
+  const missing = files.split(",").filter((f) => !existsSync(f));
+  if (missing.length > 0)
+    throw new Error(`no such file ${missing.map((f) => JSON.stringify(f)).join(", ")}`);
+  return files;
+});
+
+// No defaults applied: with --from-json a list not given is what the files hold.
+const SPEC = {
+  name: "bench:tier-grid",
+  summary:
+    "tr against default over a grid of host KV tiers × workloads × concurrencies × seeds, plus a fixed batch (makespan, completion p99, first-response spread), as markdown; the last line is the grid's lowest tr ÷ default.",
+  runtime:
+    "about 40 min with --jobs 2 on an idle 2-core machine, several times that on a busy one (recorded: 107 runs, ~80 CPU-minutes); one line per run on stderr; --quick for a smoke run",
+  flags: {
+    one: { description: "one run, as a child process (internal)", hidden: true },
+    sizes: {
+      arg: "<list>",
+      defaultText: DEFAULTS.sizes,
+      description: "host KV tiers per engine, GiB (--kv-offloading-size)",
+      check: SIZES,
+    },
+    workloads: {
+      arg: "<list>",
+      defaultText: DEFAULTS.workloads,
+      description: "workloads, as `maitred simulate --workload` names them",
+      check: listOfItems(aWorkload),
+    },
+    concurrency: {
+      arg: "<list>",
+      defaultText: DEFAULTS.concurrency,
+      description: "programs in flight; the oracle runs at the largest",
+      check: CONCURRENCY,
+    },
+    seeds: {
+      arg: "<list>",
+      defaultText: DEFAULTS.seeds,
+      description: "seeds of the grid",
+      check: SEEDS,
+    },
+    "claude-window": {
+      arg: "<warm-up+window>",
+      defaultText: DEFAULTS["claude-window"],
+      description: "claude-code's warm-up + window (other workloads: 10m+50m)",
+      check: windowPair(),
+    },
+    "batch-sizes": {
+      arg: "<list>",
+      defaultText: DEFAULTS["batch-sizes"],
+      description: "host tiers of the fixed batch",
+      check: SIZES,
+    },
+    "batch-seeds": {
+      arg: "<list>",
+      defaultText: DEFAULTS["batch-seeds"],
+      description: "seeds of the fixed batch",
+      check: SEEDS,
+    },
+    "batch-programs": {
+      arg: "<n>",
+      defaultText: `${DEFAULTS["batch-programs"]}; --quick ${QUICK_BATCH.programs}`,
+      description: "programs in the batch (--programs)",
+      check: BATCH_COUNT,
+    },
+    "batch-concurrency": {
+      arg: "<n>",
+      defaultText: `${DEFAULTS["batch-concurrency"]}; --quick ${QUICK_BATCH.concurrency}`,
+      description: "of them in flight at once",
+      check: BATCH_COUNT,
+    },
+    "batch-workload": {
+      arg: "<name>",
+      defaultText: DEFAULTS["batch-workload"],
+      description: "the batch's workload",
+      check: aWorkload,
+    },
+    "no-batch": { type: "boolean", description: "skip the batch" },
+    quick: {
+      type: "boolean",
+      description:
+        "a smoke run, not a measurement: 2m + 8m for every workload whose window is not given, a batch of 32 programs 16 at a time unless the batch flags are given",
+    },
+    jobs: {
+      arg: "<n>",
+      defaultText: "one per core",
+      description: "runs at once, each its own child process",
+      check: integer(1, 64),
+    },
+    json: { arg: "<file>", description: "save every run (its figures and its command)" },
+    svg: {
+      arg: "<file>",
+      description:
+        "a chart of tr ÷ default against the tier size, a line per workload and concurrency",
+    },
+    "from-json": {
+      arg: "<a.json[,b.json]>",
+      description:
+        "print from saved runs instead of running; a list flag not given takes every value the files hold",
+      check: savedRuns,
+    },
+  },
+} satisfies ScriptSpec;
+const { values: args } = scriptArgs(SPEC);
 
 const isGrid = (r: Result) => r.spec.programs === undefined;
 const isBatch = (r: Result) => r.spec.programs !== undefined;
@@ -178,22 +268,15 @@ function listsOf(saved: Result[] | undefined): Lists {
   const grid = saved?.filter(isGrid);
   const batch = saved?.filter(isBatch);
   const tiered = (rs: Result[] | undefined) => rs?.filter((r) => r.spec.router !== "oracle");
-  const sizes = listOfItems(nonNegative());
-  const seeds = listOfItems(integer(0, MAX_INT));
   const size = (r: Result) => r.spec.sizeGiB;
   const seed = (r: Result) => r.spec.seed;
   return {
-    sizes: listFlag("sizes", sizes, tiered(grid), size),
+    sizes: listFlag("sizes", SIZES, tiered(grid), size),
     workloads: listFlag("workloads", list(), grid, (r) => r.spec.workload),
-    concurrency: listFlag(
-      "concurrency",
-      listOfItems(integer(1, 100_000)),
-      grid,
-      (r) => r.spec.concurrency,
-    ),
-    seeds: listFlag("seeds", seeds, grid, seed),
-    batchSizes: listFlag("batch-sizes", sizes, tiered(batch), size),
-    batchSeeds: listFlag("batch-seeds", seeds, batch, seed),
+    concurrency: listFlag("concurrency", CONCURRENCY, grid, (r) => r.spec.concurrency),
+    seeds: listFlag("seeds", SEEDS, grid, seed),
+    batchSizes: listFlag("batch-sizes", SIZES, tiered(batch), size),
+    batchSeeds: listFlag("batch-seeds", SEEDS, batch, seed),
   };
 }
 
@@ -238,7 +321,7 @@ function specsOf(l: Lists): TierRun[] {
   if (args["no-batch"]) return grid;
   const workload = args["batch-workload"] ?? DEFAULTS["batch-workload"];
   const pick = (key: "batch-programs" | "batch-concurrency", quick: string) =>
-    parseFlag(key, integer(1, 100_000), args[key] ?? (args.quick ? quick : DEFAULTS[key]));
+    parseFlag(key, BATCH_COUNT, args[key] ?? (args.quick ? quick : DEFAULTS[key]));
   const programs = pick("batch-programs", QUICK_BATCH.programs);
   const concurrency = pick("batch-concurrency", QUICK_BATCH.concurrency);
   const batch: TierRun[] = [];
@@ -526,4 +609,4 @@ async function main(): Promise<void> {
   if (args.svg !== undefined) writeFileSync(args.svg, chart(cells, l));
 }
 
-await benchEntry("bench-tier-grid", args.one, runTier<TierRun>, main);
+await benchEntry("bench:tier-grid", args.one, runTier<TierRun>, main);

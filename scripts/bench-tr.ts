@@ -27,12 +27,24 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
-import { parseFlag } from "../src/config/setting.ts";
-import { integer, listOfItems, positive } from "../src/config/values.ts";
-import { ConfigError } from "../src/errors.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { DEFAULT_TAIL, TAIL_SETTING } from "../src/config/tail-preset.ts";
+import {
+  duration,
+  integer,
+  listOfItems,
+  oneOf,
+  parsedText,
+  positive,
+} from "../src/config/values.ts";
 import type { SimRouter } from "../src/simulate/run-simulation.ts";
-import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
+import {
+  resolveSimulateFlags,
+  SIMULATE_SETTINGS,
+  type SimulateOptions,
+} from "../src/simulate/simulate-options.ts";
+import { parseWorkloadArg } from "../src/workload/load-workload.ts";
 import {
   benchEntry,
   CLAUDE_CODE_WINDOW,
@@ -88,26 +100,87 @@ interface Setting {
   duration?: string;
 }
 
-const { values: args } = parseArgs({
-  options: {
-    one: { type: "string" },
-    seeds: { type: "string", default: "7" },
-    workload: { type: "string", default: "deepseek" },
-    backends: { type: "string", default: "2" },
-    "num-gpu-blocks": { type: "string", default: "26000" },
-    "tool-scales": { type: "string", default: "1,5,20,50,100" },
+/** The loaded level and at most one more, each once. */
+const concurrencies = listOfItems(integer(1, 100_000))
+  .refine((c) => c.length <= 2, { error: "takes the loaded level and at most one more" })
+  .refine((c) => new Set(c).size === c.length, { error: "lists a value twice" });
+
+const SPEC = {
+  name: "bench:tr",
+  summary:
+    "The tr scheduler's scorecard in `maitred simulate`: tr ÷ default and ÷ oracle steps/min, step p99 and the longest pause, at two concurrencies and over tool-time scales, as markdown.",
+  runtime:
+    "not timed; 13 runs of one simulated hour per seed, --jobs at a time, one line each on stderr; scales with --seeds × --tool-scales, and --preset all runs 6 settings (claude-code's over 12 simulated hours)",
+  flags: {
+    one: { description: "one run, as a child process (internal)", hidden: true },
+    seeds: {
+      arg: "<list>",
+      default: "7",
+      description: "seeds; a column each, and their mean",
+      check: listOfItems(integer(0, MAX_INT)),
+    },
+    workload: {
+      arg: "<name|file|mix>",
+      default: "deepseek",
+      description: "the workload, as `maitred simulate --workload` names it",
+      check: parsedText((w) => parseWorkloadArg(w)),
+    },
+    backends: { arg: "<n>", default: "2", description: "simulated engines", check: integer(1, 64) },
+    "num-gpu-blocks": {
+      arg: "<n>",
+      default: "26000",
+      description: "KV blocks of 16 tokens per engine",
+      check: SIMULATE_SETTINGS.numGpuBlocks.schema,
+    },
+    "tool-scales": {
+      arg: "<list>",
+      default: "1,5,20,50,100",
+      description: `tool-time factors, a row each (× ${SCORECARD_TOOL_SCALE} always runs)`,
+      check: listOfItems(positive()),
+    },
     // No defaults here: a setting's own window applies only where these are not given.
-    warmup: { type: "string" },
-    duration: { type: "string" },
-    concurrency: { type: "string", default: "128,16" },
-    priority: { type: "boolean", default: false },
-    tail: { type: "string" },
-    quick: { type: "boolean", default: false },
-    preset: { type: "string" },
-    jobs: { type: "string" },
-    json: { type: "string" },
+    warmup: {
+      arg: "<duration>",
+      defaultText: "10m; claude-code in --preset all 2h; --quick 2m",
+      description: "simulated warm-up",
+      check: duration({ allowZero: true }),
+    },
+    duration: {
+      arg: "<duration>",
+      defaultText: "50m; claude-code in --preset all 10h; --quick 8m",
+      description: "simulated steady window",
+      check: duration(),
+    },
+    concurrency: {
+      arg: "<list>",
+      default: "128,16",
+      description: "programs in flight: the loaded level, then at most one more",
+      check: concurrencies,
+    },
+    priority: { type: "boolean", description: "priority classes on for tr" },
+    tail: {
+      arg: "<preset>",
+      defaultText: DEFAULT_TAIL,
+      description: "tr's bounds on waiting, as `maitred simulate --tail`",
+      check: TAIL_SETTING.schema,
+    },
+    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
+    preset: {
+      arg: "all",
+      description:
+        "all: DeepSeek, Gemini, claude-code, a chat + agents mix with priorities, DeepSeek on 1 and 4 backends, then a summary",
+      check: oneOf(["all"]),
+    },
+    jobs: {
+      arg: "<n>",
+      defaultText: "one per core",
+      description: "runs at once, each its own child process",
+      check: integer(1, 64),
+    },
+    json: { arg: "<file>", description: "also write every run as JSON" },
   },
-});
+} satisfies ScriptSpec;
+const { values: args, parsed } = scriptArgs(SPEC);
 
 /** The simulator's own flags for one run: its parsers validate them as `maitred simulate`. */
 function simulateOptions(spec: Omit<RunSpec, "router" | "concurrency">): SimulateOptions {
@@ -150,15 +223,10 @@ const runAll = (specs: RunSpec[], jobs: number) =>
     return `${s.workload} ${s.backends}b seed ${s.seed} ${s.router} C=${s.concurrency} tool×${s.toolScale}: ${r.stepsPerMin.toFixed(1)} steps/min (${r.wallS.toFixed(1)} s wall)`;
   });
 
-const integers = (flag: string, min: number, max: number): number[] =>
-  parseFlag(flag, listOfItems(integer(min, max)), args[flag as keyof typeof args]);
-
 function settings(backends: number): Setting[] {
   if (args.preset === undefined) {
     return [{ label: args.workload, workload: args.workload, backends, priority: args.priority }];
   }
-  if (args.preset !== "all")
-    throw new ConfigError("--preset", `must be "all", got "${args.preset}"`);
   return [
     { label: "DeepSeek trace", workload: "deepseek", backends: 2, priority: false },
     { label: "Gemini trace", workload: "gemini", backends: 2, priority: false },
@@ -190,16 +258,11 @@ interface Row {
 }
 
 async function main(): Promise<void> {
-  const seeds = integers("seeds", 0, MAX_INT);
-  const concurrency = integers("concurrency", 1, 100_000);
-  if (concurrency.length > 2) {
-    throw new ConfigError("--concurrency", "takes the loaded level and at most one more");
-  }
-  const [bigC, smallC] = concurrency;
-  if (smallC === bigC) throw new ConfigError("--concurrency", "lists a value twice");
-  const backends = parseFlag("backends", integer(1, 64), args.backends);
+  const seeds = parsed.seeds;
+  const [bigC, smallC] = parsed.concurrency;
+  const backends = parsed.backends;
   const jobs = jobsOf(args.jobs);
-  const sweep = parseFlag("tool-scales", listOfItems(positive()), args["tool-scales"]);
+  const sweep = parsed["tool-scales"];
   // Scale 1 is the base runs; the scorecard's own × 50 row runs whether or not it is listed.
   const scaled = [...new Set([...sweep, SCORECARD_TOOL_SCALE])].filter((x) => x !== 1);
   const all: RunResult[] = [];
@@ -379,4 +442,4 @@ async function main(): Promise<void> {
   }
 }
 
-await benchEntry("bench-tr", args.one, runOne, main);
+await benchEntry("bench:tr", args.one, runOne, main);

@@ -31,17 +31,39 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { stopProcess } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { positive, share } from "../src/config/values.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    prefix: { type: "string" },
-    prompt: { type: "string", default: "say hi" },
-    "tool-call-share": { type: "string", default: "0" },
-    timeout: { type: "string", default: "300" },
+const SPEC = {
+  name: "check:agent-clis",
+  summary:
+    "The real agent CLIs (Claude Code, Codex) through `maitred serve --backends sim:2`: each installed one runs a task; pass when it answers, every request is 200 and all are one program.",
+  runtime:
+    "not timed; a few seconds to start the router, then as long as each installed CLI takes (at most --timeout each); a CLI not installed is skipped",
+  flags: {
+    prefix: {
+      arg: "<dir>",
+      defaultText: "the CLIs on PATH",
+      description: "a folder where @anthropic-ai/claude-code and @openai/codex are installed",
+    },
+    prompt: { arg: "<text>", default: "say hi", description: "the task given to each CLI" },
+    "tool-call-share": {
+      arg: "<share>",
+      default: "0",
+      description: "share of the simulated model's answers that call one of the CLI's tools",
+      check: share(),
+    },
+    timeout: {
+      arg: "<s>",
+      default: "300",
+      description: "seconds a CLI may run before it is killed",
+      check: positive(),
+    },
   },
-});
+} satisfies ScriptSpec;
+const { values: a } = scriptArgs(SPEC);
 const TIMEOUT_MS = Number(a.timeout) * 1000;
 const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
 
@@ -185,6 +207,7 @@ try {
       );
       continue;
     }
+    progress(`${cli.name}: running one task (at most ${a.timeout} s)`);
     const version = (await run(file, ["--version"], process.env, scratch)).stdout.trim();
     const home = mkdtempSync(join(scratch, `${cli.name}-`));
     const { args, env } = cli.command(router.url, model, home);

@@ -14,24 +14,40 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { freePort } from "../src/bench/free-port.ts";
 import { startSmallServe } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { parseFlag } from "../src/config/setting.ts";
-import { duration } from "../src/config/values.ts";
+import { duration, integer } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    duration: { type: "string", default: "60s" },
-    concurrency: { type: "string", default: "24" },
+const SPEC = {
+  name: "check:prometheus",
+  summary:
+    "Does the Grafana dashboard show something? Prometheus scrapes `maitred serve --priority` under an agent workload; every panel's queries must return data and promtool must pass /metrics.",
+  runtime:
+    "about 70 s: --duration (60 s) of load, two more scrapes (5 s) and the start-up; progress on stderr; needs prometheus and promtool",
+  flags: {
+    duration: {
+      arg: "<duration>",
+      default: "60s",
+      description: "wall time of the load",
+      check: duration(),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "24",
+      description: "programs in flight",
+      check: integer(1, 10_000),
+    },
   },
-});
-const durationMs = parseFlag("duration", duration(), a.duration);
+} satisfies ScriptSpec;
+const { values: a, parsed } = scriptArgs(SPEC);
+const durationMs = parsed.duration;
 const TIME_SCALE = 5;
 const never = new AbortController().signal;
 const sleep = (ms: number) => abortableSleep(wallClock, ms, never);
@@ -93,6 +109,7 @@ try {
     await sleep(100);
   }
 
+  progress(`Prometheus ready; load for ${(durationMs / 1000).toFixed(0)} s`);
   const served = await discoverModel(router.url);
   if (served === null) throw new Error(`no model at ${router.url}`);
   const client = createStepClient({ url: router.url, connections: Number(a.concurrency) });
@@ -110,6 +127,7 @@ try {
   });
   const records = await loop.done;
   await client.close();
+  progress("load done; two more scrapes, then every panel's queries");
   await sleep(5000); // two more scrapes
 
   const metrics = await (await fetch(`${router.url}/metrics`)).text();

@@ -3,7 +3,7 @@
  * small KV caches so programs pause), puts a few agent programs through it, opens `/ui` in
  * Debian's Chromium (headless, driven by playwright-core), and checks that the page logs no
  * console error, that both backends and the programs appear, and that the charts have drawn.
- * Saves a screenshot (default scripts/ui-screenshot.png, the one README shows).
+ * Saves a screenshot (default scripts/ui-screenshot.png, the one src/ui/README.md shows).
  *
  *   node scripts/check-ui.ts [--chromium /usr/bin/chromium] [--out scripts/ui-screenshot.png]
  *       [--seconds 30]
@@ -12,25 +12,43 @@
  * is not used.
  */
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
 import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { startSmallServe } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { progress, scriptArgs } from "../src/bench/script-entry.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
+import { positive } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    chromium: { type: "string", default: "/usr/bin/chromium" },
-    out: {
-      type: "string",
-      default: fileURLToPath(new URL("./ui-screenshot.png", import.meta.url)),
+const SPEC = {
+  name: "check:ui",
+  summary:
+    "The live page in a real browser: /ui of `maitred serve --backends sim:2` under 16 agent programs, in headless Chromium; no console error, both backends, the programs and the charts shown; saves a screenshot.",
+  runtime:
+    "about 45 s: --seconds (30 s) with /ui open, plus starting the router and Chromium; needs chromium",
+  flags: {
+    chromium: {
+      arg: "<path>",
+      default: "/usr/bin/chromium",
+      description: "the Chromium executable",
     },
-    seconds: { type: "string", default: "30" },
+    out: {
+      arg: "<file>",
+      default: fileURLToPath(new URL("./ui-screenshot.png", import.meta.url)),
+      description: "where the screenshot goes",
+    },
+    seconds: {
+      arg: "<s>",
+      default: "30",
+      description: "how long the page stays open before it is checked",
+      check: positive(),
+    },
   },
-});
+} satisfies ScriptSpec;
+const { values: a } = scriptArgs(SPEC);
 const TIME_SCALE = 5;
 const PROGRAMS = 16;
 const never = new AbortController().signal;
@@ -60,6 +78,7 @@ try {
     if (m.type() === "error") problems.push(`console error: ${m.text()}`);
   });
   page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
+  progress(`/ui open for ${a.seconds} s`);
   const res = await page.goto(`${router.url}/ui`);
   if (res?.status() !== 200) problems.push(`GET /ui answered ${res?.status()}`);
   await abortableSleep(wallClock, Number(a.seconds) * 1000, never);

@@ -11,12 +11,26 @@
  */
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import { type Dispatcher, Pool } from "undici";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { flagError, scriptArgs } from "../src/bench/script-entry.ts";
 
-const upstreamUrl = process.argv[2];
-if (!upstreamUrl) {
-  process.stderr.write("usage: http-relay.ts <upstream URL>\n");
-  process.exit(2);
-}
+const SPEC = {
+  name: "http-relay",
+  usage: "node scripts/http-relay.ts <upstream-url>",
+  summary:
+    'The floor under an HTTP proxy built as maitred is (Node\'s HTTP server and an undici pool, nothing between); npm run bench:proxy starts it itself. Prints {"url": …} on stdout when ready.',
+  runtime: "until stopped (Ctrl-C or SIGTERM)",
+  flags: {},
+  positionals: [
+    { name: "<upstream-url>", description: "where requests go, e.g. http://127.0.0.1:8000" },
+  ],
+} satisfies ScriptSpec;
+const {
+  positionals: [upstreamUrl],
+} = scriptArgs(SPEC);
+const parsedUrl = URL.parse(upstreamUrl);
+if (parsedUrl === null || !["http:", "https:"].includes(parsedUrl.protocol))
+  flagError(SPEC, `<upstream-url> must be an http(s) URL, got ${JSON.stringify(upstreamUrl)}`);
 const pool = new Pool(upstreamUrl, { connections: 256, pipelining: 1 });
 
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "host"]);

@@ -31,7 +31,6 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { parsePrometheusText, sumOf } from "../src/backends/prometheus-text.ts";
 import { startClosedLoop } from "../src/bench/closed-loop.ts";
 import {
@@ -45,6 +44,8 @@ import {
   startMaitredProcess,
   stopProcess,
 } from "../src/bench/maitred-process.ts";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
 import {
   HAPROXY_MISSING,
   haproxyInstalled,
@@ -78,56 +79,165 @@ import {
   faultSchedule,
 } from "../src/bench/soak-schedule.ts";
 import { createStepClient, type StepClient } from "../src/bench/step-client.ts";
+import { integer, oneOf, parsedText, positive, share } from "../src/config/values.ts";
 import { textOfTokens } from "../src/engine/tokenizer.ts";
 import { EVENT_LOOP_SAMPLING_MS } from "../src/metrics/process-metrics.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 import { createRng } from "../src/workload/prng.ts";
 import { lineChart } from "./line-chart.ts";
 
-const { values: a } = parseArgs({
-  options: {
-    minutes: { type: "string", default: "20" },
-    "time-scale": { type: "string", default: "72" },
-    backends: { type: "string", default: "2" },
-    router: { type: "string", default: "tr" },
-    seed: { type: "string", default: "1" },
-    concurrency: { type: "string", default: "96" },
-    "trace-share": { type: "string", default: "0.1" },
-    unreleased: { type: "string", default: "0.3" },
-    "stream-share": { type: "string", default: "0.25" },
-    "num-gpu-blocks": { type: "string", default: "6000" },
-    "faults-per-kind": { type: "string", default: "3" },
-    burst: { type: "string", default: "200" },
-    "idle-timeout": { type: "string", default: "45" },
-    "max-pause": { type: "string", default: "300" },
-    "poll-timeout": { type: "string", default: "2" },
-    "scheduler-interval": { type: "string", default: "1" },
-    "sample-every": { type: "string", default: "5" },
-    svg: { type: "string" },
-    json: { type: "string" },
-    "log-file": { type: "string" },
-    cells: { type: "string", default: "0" },
-    "router-cpus": { type: "string" },
-  },
+/**
+ * `--router-cpus`: a taskset list of CPUs on this machine that leaves at least one for the
+ * soak, the backends and HAProxy.
+ */
+const cpuList = parsedText((list) => {
+  const n = availableParallelism();
+  const chosen = new Set(list.split(",").map((x) => Number(x.trim())));
+  const bad = [...chosen].some((c) => !Number.isInteger(c) || c < 0 || c >= n);
+  if (bad || chosen.size >= n)
+    throw new Error(
+      `must list CPUs in [0, ${n - 1}] separated by commas, leaving one for the rest`,
+    );
+  return [...chosen];
 });
+const wallSeconds = (what: string, fallback: string) => ({
+  arg: "<s>",
+  default: fallback,
+  description: `the router's ${what}, wall seconds`,
+  check: positive(),
+});
+
+const SPEC = {
+  name: "soak",
+  summary:
+    "A day of faults: `maitred serve` over simulated backends under a closed loop of agent programs at a high time scale, faults on a seeded schedule, invariants checked all along; prints violations as they happen, then a table; exits 1 if an invariant failed.",
+  runtime:
+    "about 21 min: --minutes (20) of load, then up to --idle-timeout + 30 s for /programs to empty (recorded: 20.0 min of wall time for 24 simulated hours); status lines as it goes",
+  flags: {
+    minutes: {
+      arg: "<m>",
+      default: "20",
+      description: "wall minutes of load",
+      check: positive(),
+    },
+    "time-scale": {
+      arg: "<S>",
+      default: "72",
+      description: "engines and tool times run S times faster (72: a day in 20 min)",
+      check: positive(),
+    },
+    backends: {
+      arg: "<n>",
+      default: "2",
+      description: "simulated backends per router (per cell with --cells), each its own process",
+      check: integer(1, 64),
+    },
+    router: {
+      arg: "<mode>",
+      default: "tr",
+      description: "tr or default",
+      check: oneOf(["tr", "default"]),
+    },
+    seed: {
+      arg: "<n>",
+      default: "1",
+      description: "seeds the workload and the fault schedule",
+      check: integer(0, 2 ** 31 - 1),
+    },
+    concurrency: {
+      arg: "<n>",
+      default: "96",
+      description: "program slots of the closed loop",
+      check: integer(1, 100_000),
+    },
+    "trace-share": {
+      arg: "<share>",
+      default: "0.1",
+      description: "slots for the DeepSeek and Gemini traces; short programs take the rest",
+      check: share(),
+    },
+    unreleased: {
+      arg: "<share>",
+      default: "0.3",
+      description: "share of programs their client never releases",
+      check: share(),
+    },
+    "stream-share": {
+      arg: "<share>",
+      default: "0.25",
+      description: "share of programs streamed",
+      check: share(),
+    },
+    "num-gpu-blocks": {
+      arg: "<n>",
+      default: "6000",
+      description: "KV blocks per backend",
+      check: integer(2, 2 ** 31 - 1),
+    },
+    "faults-per-kind": {
+      arg: "<n>",
+      default: "3",
+      description: "faults of each kind, never overlapping",
+      check: integer(1, 10_000),
+    },
+    burst: {
+      arg: "<n>",
+      default: "200",
+      description: "new programs a burst fault sends at once",
+      check: integer(0, 1_000_000),
+    },
+    "idle-timeout": wallSeconds("--idle-timeout", "45"),
+    "max-pause": wallSeconds("--max-pause", "300"),
+    "poll-timeout": wallSeconds("--poll-timeout", "2"),
+    "scheduler-interval": wallSeconds("--scheduler-interval", "1"),
+    "sample-every": {
+      arg: "<s>",
+      default: "5",
+      description: "seconds between invariant checks and samples",
+      check: positive(),
+    },
+    svg: {
+      arg: "<file>",
+      description: "a chart of the router's memory, CPU and event-loop delay over the run",
+    },
+    json: {
+      arg: "<file>",
+      description: "also write the samples, the faults and the violations as JSON",
+    },
+    "log-file": {
+      arg: "<file>",
+      defaultText: "router.log in a temporary folder",
+      description: "where the router's log goes",
+    },
+    cells: {
+      arg: "<n>",
+      default: "0",
+      description: "cells behind HAProxy instead of one router (needs haproxy); 0: one router",
+      check: integer(0, 26),
+    },
+    "router-cpus": {
+      arg: "<list>",
+      defaultText: "no pinning",
+      description: "taskset CPUs for the router; the soak, backends and HAProxy get the others",
+      check: cpuList,
+    },
+    "router-node-options": {
+      arg: "<flags>",
+      defaultText: "none: the launcher's own V8 flags",
+      description:
+        "NODE_OPTIONS for the router alone, e.g. --max-semi-space-size=0 for V8's default young generation",
+    },
+  },
+} satisfies ScriptSpec;
+const { values: a, parsed } = scriptArgs(SPEC);
 
 /** Cells behind HAProxy; 0 for one router driven directly. */
 const numCells = Number(a.cells);
-if (!Number.isInteger(numCells) || numCells < 0 || numCells > 26) {
-  console.error(
-    `--cells must be 0 (one router) or a whole number of cells up to 26, got ${a.cells}`,
-  );
-  process.exit(2);
-}
 if (numCells > 0 && !haproxyInstalled()) {
   console.error(HAPROXY_MISSING);
   process.exit(2);
 }
-if (a.router !== "tr" && a.router !== "default") {
-  console.error(`--router must be tr or default, got ${a.router}`);
-  process.exit(2);
-}
-const router = a.router;
+const router = parsed.router;
 
 /**
  * `--router-cpus 1` (a taskset list) runs the router (every cell) on those CPUs and the soak
@@ -138,15 +248,9 @@ const router = a.router;
 function cpuSets(list: string | undefined): { router: string; others: string } | null {
   if (list === undefined) return null;
   const n = availableParallelism();
+  // cpuList checked the list with the flags.
   const chosen = new Set(list.split(",").map((x) => Number(x.trim())));
-  const bad = [...chosen].some((c) => !Number.isInteger(c) || c < 0 || c >= n);
   const others = Array.from({ length: n }, (_, i) => i).filter((i) => !chosen.has(i));
-  if (bad || others.length === 0) {
-    console.error(
-      `--router-cpus must list CPUs in [0, ${n - 1}] separated by commas, leaving one for the rest; got ${list}`,
-    );
-    process.exit(2);
-  }
   if (spawnSync("taskset", ["-V"]).error !== undefined) {
     console.error("--router-cpus needs taskset (util-linux): apt-get install util-linux");
     process.exit(2);
@@ -162,33 +266,9 @@ function pin(pid: number, list: string | undefined): void {
 }
 pin(process.pid, cpus?.others);
 const MS = 1000;
+// Every numeric flag was checked with the flags, before any process starts, so a typo leaves
+// nothing running.
 const num = (k: keyof typeof a) => Number(a[k]);
-// Every numeric flag is checked before any process starts, so a typo leaves nothing running.
-const SHARES = ["trace-share", "unreleased", "stream-share"] as const;
-const COUNTS = [
-  "minutes",
-  "time-scale",
-  "backends",
-  "concurrency",
-  "num-gpu-blocks",
-  "idle-timeout",
-  "max-pause",
-  "poll-timeout",
-  "scheduler-interval",
-  "sample-every",
-  "faults-per-kind",
-] as const;
-for (const k of [...SHARES, ...COUNTS, "seed", "burst"] as const) {
-  const v = num(k);
-  const share = (SHARES as readonly string[]).includes(k);
-  const positive = (COUNTS as readonly string[]).includes(k);
-  if (!Number.isFinite(v) || v < 0 || (share && v > 1) || (positive && v <= 0)) {
-    console.error(
-      `--${k} must be ${share ? "a share in [0, 1]" : positive ? "a number > 0" : "a number ≥ 0"}, got ${a[k]}`,
-    );
-    process.exit(2);
-  }
-}
 const durationMs = num("minutes") * 60 * MS;
 const timeScale = num("time-scale");
 /** Backends per router (per cell with `--cells`). */
@@ -300,7 +380,8 @@ for (let i = 0; i < totalBackends; i++) {
   });
 }
 
-const MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url));
+/** The router starts as users start it: through the launcher, with its V8 flags. */
+const LAUNCHER = fileURLToPath(new URL("../src/launch.mjs", import.meta.url));
 const logOut = createWriteStream(logFile);
 /** Access log tallies, kept as lines come (a day's lines are not held in memory). */
 const access = {
@@ -339,7 +420,7 @@ function startRouter(
   const child = spawn(
     process.execPath,
     [
-      MAIN,
+      LAUNCHER,
       "serve",
       ...["--host", "127.0.0.1", "--port", String(port), "--router", router],
       ...["--backends", backendUrls.join(",")],
@@ -353,7 +434,13 @@ function startRouter(
       ],
       ...["--idle-timeout", String(idleTimeoutMs / MS), "--max-pause", String(maxPauseMs / MS)],
     ],
-    { stdio: ["ignore", "ignore", "pipe"] },
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env:
+        a["router-node-options"] === undefined
+          ? process.env
+          : { ...process.env, NODE_OPTIONS: a["router-node-options"] },
+    },
   );
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
@@ -444,9 +531,13 @@ function counted(client: StepClient): StepClient {
         throw err;
       }
     },
-    release(id) {
+    async release(id) {
       count("/programs/release");
-      return client.release(id);
+      const answered = await client.release(id);
+      // A release lost on the wire (a reset, the pool closing as load stops) may never have
+      // reached the router's log: given up, as a chat request that failed before an answer.
+      if (!answered) unanswered("/programs/release");
+      return answered;
     },
     close: () => client.close(),
   };

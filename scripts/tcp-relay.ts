@@ -9,12 +9,22 @@
  *   node scripts/tcp-relay.ts <upstream host:port>   (prints {"url": …} on stdout when ready)
  */
 import { connect, createServer } from "node:net";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { flagError, scriptArgs } from "../src/bench/script-entry.ts";
 
-const [host, port] = (process.argv[2] ?? "").split(":");
-if (!host || !port) {
-  process.stderr.write("usage: tcp-relay.ts <host:port>\n");
-  process.exit(2);
-}
+const SPEC = {
+  name: "tcp-relay",
+  usage: "node scripts/tcp-relay.ts <host:port>",
+  summary:
+    'The floor under any proxy written in Node: a bare TCP relay that copies bytes both ways; npm run bench:proxy starts it itself. Prints {"url": …} on stdout when ready.',
+  runtime: "until stopped (Ctrl-C or SIGTERM)",
+  flags: {},
+  positionals: [{ name: "<host:port>", description: "the upstream, e.g. 127.0.0.1:8000" }],
+} satisfies ScriptSpec;
+const { positionals } = scriptArgs(SPEC);
+const [host, port] = positionals[0].split(":");
+if (!host || !port || !/^\d+$/.test(port) || Number(port) > 65_535)
+  flagError(SPEC, `<host:port> must be a host and a port, got ${JSON.stringify(positionals[0])}`);
 
 const server = createServer({ noDelay: true }, (client) => {
   const upstream = connect({ host, port: Number(port), noDelay: true });

@@ -40,7 +40,9 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import type { ScriptSpec } from "../src/bench/script-args.ts";
+import { scriptArgs } from "../src/bench/script-entry.ts";
+import { integer, nonNegative, oneOf } from "../src/config/values.ts";
 
 export interface VllmLikeOptions {
   host?: string;
@@ -577,25 +579,44 @@ export function startVllmLikeUpstream(options: VllmLikeOptions = {}): Promise<Vl
 }
 
 // ─── on its own, or as a child process with an IPC channel ──────────────────────────────────
-async function cli(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      host: { type: "string", default: "127.0.0.1" },
-      port: { type: "string", default: "0" },
-      model: { type: "string", default: DEFAULT_MODEL },
-      "interval-ms": { type: "string", default: "0" },
-      writes: { type: "string", default: "per-event" },
+const SPEC = {
+  name: "vllm-like-upstream",
+  usage: "node scripts/vllm-like-upstream.ts [flags]",
+  summary:
+    "A stand-in for vLLM's OpenAI server that writes what vLLM writes, one SSE event per engine step, for the proxy benchmark (npm run bench:proxy starts it itself).",
+  runtime: "until stopped (Ctrl-C, SIGTERM, or its parent's IPC channel closing)",
+  flags: {
+    host: { arg: "<host>", default: "127.0.0.1", description: "address to listen on" },
+    port: {
+      arg: "<port>",
+      default: "0",
+      description: "port to listen on (0: any free port)",
+      check: integer(0, 65_535),
     },
-  });
-  if (values.writes !== "per-event" && values.writes !== "one") {
-    throw new Error("--writes is per-event or one");
-  }
+    model: { arg: "<name>", default: DEFAULT_MODEL, description: "served model name" },
+    "interval-ms": {
+      arg: "<ms>",
+      default: "0",
+      description: "time between engine steps (0: every turn of the event loop)",
+      check: nonNegative(),
+    },
+    writes: {
+      arg: "<per-event|one>",
+      default: "per-event",
+      description: "one write per SSE event, as vLLM, or each whole stream in one write",
+      check: oneOf(["per-event", "one"]),
+    },
+  },
+} satisfies ScriptSpec;
+
+async function cli(): Promise<void> {
+  const { values, parsed } = scriptArgs(SPEC);
   const upstream = await startVllmLikeUpstream({
     host: values.host,
     port: Number(values.port),
     model: values.model,
     intervalMs: Number(values["interval-ms"]),
-    writes: values.writes,
+    writes: parsed.writes,
   });
   if (process.send) {
     process.send({ url: upstream.url });

@@ -71,8 +71,12 @@ export type StepResponse =
 
 export interface StepClient {
   send(request: StepRequest, signal: AbortSignal): Promise<StepResponse>;
-  /** `POST /programs/release`; a 404 (a bare backend) and transport errors are ignored. */
-  release(programId: string): Promise<void>;
+  /**
+   * `POST /programs/release`; a 404 (a bare backend) and transport errors are ignored, as the
+   * program's idle timeout on the router cleans up the rest. Whether an answer came (of any
+   * status): a caller that counts what the router logs counts only those.
+   */
+  release(programId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -233,8 +237,10 @@ export function createStepClient(options: StepClientOptions): StepClient {
     async release(programId) {
       try {
         await post("/programs/release", { program_id: programId });
+        return true;
       } catch {
         // Best effort: the program's idle timeout on the router cleans up the rest.
+        return false;
       }
     },
     close: () => pool.close(),

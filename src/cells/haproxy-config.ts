@@ -39,7 +39,7 @@ export const DEFAULT_STATS_BIND = "127.0.0.1:8404";
  * body only as far as one buffer holds: past this size a body field cannot be read, and only a
  * header identity (`x-program-id`, a session header) keeps the request on its program's cell.
  * An agent's context of 100k tokens is about 400–600 KiB of JSON. Buffers this large cost
- * HAProxy CPU and latency on every request (measured in README, "More than one router"), so
+ * HAProxy CPU and latency on every request (measured in src/cells/README.md), so
  * fleets whose clients send a header identity can lower it to HAProxy's own 16 KiB.
  */
 export const DEFAULT_BODY_BUFFER_BYTES = 1024 * 1024;
@@ -166,8 +166,8 @@ export function haproxyConfig(o: HaproxyConfigOptions): string {
 
 global
     # No maxconn: HAProxy sizes it from the file-descriptor limit it is given.
-    # A request body is read up to this size to find its program id (see README, "More than
-    # one router"): past it only a header identity keeps a program on its cell.
+    # A request body is read up to this size to find its program id (see maitred's
+    # src/cells/README.md): past it only a header identity keeps a program on its cell.
     tune.bufsize ${bodyBuffer}
     log stdout format raw local0 notice
 

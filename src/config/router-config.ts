@@ -1,6 +1,6 @@
 /**
  * `maitred serve`'s settings, each declared once (setting.ts): flags, `MAITRED_*` variables,
- * the YAML file, `--help`, README's flag table and the file's JSON Schema all come from this
+ * the YAML file, `--help`, config/README.md's flag table and the file's JSON Schema all come from this
  * table, so a setting cannot exist in one and not the others. Defaults follow ThunderAgent's
  * CLI unless noted; the scheduler's numbers come from the core's own defaults so router and
  * simulator agree.

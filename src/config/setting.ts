@@ -1,7 +1,7 @@
 /**
  * A setting, declared once: its key (the flag's name, the YAML key and, upper-cased, the
  * environment twin), the zod schema that reads it, its default as a user would write it, and
- * its help. Commands build their options, their `--help`, README's flag tables, their errors
+ * its help. Commands build their options, their `--help`, the flag tables in config/README.md, their errors
  * and the config file's JSON Schema from these declarations; nothing about a setting is
  * written twice.
  */
@@ -128,7 +128,7 @@ export function defaultOf<T>(s: Setting<T>): T | undefined {
   return s.default === undefined ? undefined : parseSetting(s, s.default, "its default");
 }
 
-/** How `--help` and README show the default. */
+/** How `--help` and config/README.md show the default. */
 export function defaultShown(s: Setting): string | undefined {
   if (s.defaultText !== undefined) return s.defaultText;
   if (s.default === undefined) return undefined;

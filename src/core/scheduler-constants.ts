@@ -16,7 +16,7 @@ export const BUFFER_PER_PROGRAM_TOKENS = 100;
  *   (a retry re-prefills its whole context on a backend that is already full). It costs
  *   steps/min: every bounded wait is a resume that re-prefills an evicted context.
  * - `balanced`: waits end by 900 s (641–664 s measured: past the SDKs' 600 s), for 6–15 %
- *   more steps/min than `bounded` (README "Bounds on waiting per preset").
+ *   more steps/min than `bounded` (scripts/README.md "Bounds on waiting per preset").
  * - `throughput`: ThunderAgent's bounds (no ageing, a forced resume at 30 minutes): the most
  *   steps/min, for batch rollouts whose clients wait as long as it takes.
  */
@@ -121,7 +121,7 @@ export const TOOL_EMA_WEIGHT = 0.25;
  * How long a request may wait for room on a backend where a pause costs a transfer from the
  * engine's host KV tier (pause-price.ts) before room is made for it, oldest first: there a
  * large program's context comes back cheaply, so it takes its turn instead of waiting behind
- * smaller ones until the ageing bound (ms). Measured under "A host KV tier" in README.
+ * smaller ones until the ageing bound (ms). Measured under "A host KV tier" in scripts/README.md.
  */
 export const TIER_ROTATION_MS = 30_000;
 /**

@@ -29,6 +29,7 @@ function fakeClient(answer?: Answer) {
     },
     async release(id) {
       released.push(id);
+      return true;
     },
     async close() {},
   };

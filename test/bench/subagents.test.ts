@@ -44,6 +44,7 @@ function fakeClient(clock: VirtualClock, fail: (r: StepRequest) => boolean = () 
     },
     async release(id) {
       released.push({ id, at: clock.now() });
+      return true;
     },
     async close() {},
   };

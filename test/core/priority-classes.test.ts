@@ -60,7 +60,7 @@ test("config: {} takes the built-in defaults: shorter queues and timeouts up, tr
   assert.ok(interactive.queueTimeoutMs < dflt.queueTimeoutMs);
   assert.ok(interactive.starvationMs < dflt.starvationMs);
   // default and bulk wait as tr's pauses do: starved at the ageing bound, timed out at the
-  // forced resume (src/core/priority/priority-config.ts, README "Evidence").
+  // forced resume (src/core/priority/priority-config.ts, src/core/README.md "Evidence").
   for (const c of [dflt, bulk]) {
     assert.equal(c.starvationMs, AGEING_MS);
     assert.equal(c.queueTimeoutMs, MAX_PAUSE_MS);

@@ -7,7 +7,7 @@ import type { PriorityClassSettings, PriorityPolicy, QueuePolicy } from "./prior
  * name them without importing the state they are read from.
  */
 
-/** Outcome of a request's admission, per class (the metrics' `outcome` label; status codes in README). */
+/** Outcome of a request's admission, per class (the metrics' `outcome` label; status codes in src/proxy/README.md). */
 export const ADMISSION_OUTCOMES = [
   "admitted", // dispatched on arrival
   "queued", // parked on arrival
