@@ -223,9 +223,9 @@ const SPEC = {
     },
     "router-node-options": {
       arg: "<flags>",
-      defaultText: "none: the launcher's own V8 flags",
+      defaultText: "none",
       description:
-        "NODE_OPTIONS for the router alone, e.g. --max-semi-space-size=0 for V8's default young generation",
+        "NODE_OPTIONS for the router alone, e.g. --max-semi-space-size=4 for a smaller young generation",
     },
   },
 } satisfies ScriptSpec;
@@ -380,7 +380,7 @@ for (let i = 0; i < totalBackends; i++) {
   });
 }
 
-/** The router starts as users start it: through the launcher, with its V8 flags. */
+/** The router starts as users start it: through the launcher (the `maitred` command). */
 const LAUNCHER = fileURLToPath(new URL("../src/launch.mjs", import.meta.url));
 const logOut = createWriteStream(logFile);
 /** Access log tallies, kept as lines come (a day's lines are not held in memory). */

@@ -12,10 +12,7 @@
  *     once, through this launcher, not twice;
  *   - with neither, it says in one line what to do, and exits 1.
  *
- * Two things it adds to `maitred serve`, whichever way it was started:
- *   - V8 flags for a server's heap (SERVE_V8_FLAGS), by re-executing Node in the same process
- *     (process.execve, Node 22.15 and later; on an older Node, serve runs without them);
- *   - under npm (`npx maitred …`, `npm start`), it stops when npm does (watchParent).
+ * Under npm (`npx maitred …`, `npm start`) it also stops when npm does (watchParent).
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -55,24 +52,7 @@ function pinnedNode() {
   }
 }
 
-/**
- * A young generation of 2 × SEMI_SPACE_MB for the router. With V8's default (semi-spaces that
- * grow to 32 MB on a machine of this size) a busy router's minor collections take about 20 ms
- * each, a few per second under load, and they are the tail of its event-loop delay; smaller
- * semi-spaces collect more often, each in a few milliseconds, for the same CPU per request.
- * The measurements are in the operations document (src/service/README.md). An operator's own
- * `--max-semi-space-size` (in NODE_OPTIONS or on node's command line) wins.
- */
-const SEMI_SPACE_MB = 4;
-const SERVE_V8_FLAGS = [`--max-semi-space-size=${SEMI_SPACE_MB}`];
-
 const args = process.argv.slice(2);
-const setByOperator = (flag) =>
-  process.execArgv.some((a) => a.startsWith(flag)) ||
-  (process.env.NODE_OPTIONS ?? "").split(/\s+/).some((a) => a.startsWith(flag));
-/** The V8 flags this command's process still lacks. */
-const v8Flags =
-  args[0] === "serve" && !setByOperator("--max-semi-space-size") ? SERVE_V8_FLAGS : [];
 
 /**
  * npm runs a command through a shell of its own and, sent SIGTERM, passes it to that shell
@@ -95,15 +75,6 @@ function watchParent(stop) {
 }
 
 if (INSTALLED || runsTypeScript()) {
-  if (v8Flags.length > 0 && typeof process.execve === "function") {
-    // The same process (PID, parent, terminal) with the flags: what signals reach is unchanged.
-    const self = fileURLToPath(import.meta.url);
-    process.execve(
-      process.execPath,
-      [process.execPath, ...process.execArgv, ...v8Flags, self, ...args],
-      process.env,
-    );
-  }
   watchParent(() => process.kill(process.pid, "SIGTERM"));
   await import(MAIN);
 } else {
@@ -114,7 +85,7 @@ if (INSTALLED || runsTypeScript()) {
     );
     process.exit(1);
   }
-  const child = spawn(node, [...v8Flags, MAIN, ...args], {
+  const child = spawn(node, [MAIN, ...args], {
     stdio: "inherit",
     detached: true,
   });

@@ -23,8 +23,8 @@ export interface MaitredProcess {
 
 /**
  * The `maitred` command itself (its launcher, src/launch.mjs), from the source in the
- * repository or from the built module when installed: a router started here gets what a
- * user's `maitred serve` gets, its V8 flags included.
+ * repository or from the built module when installed: a router started here is started as a
+ * user's `maitred serve` is.
  */
 const MAIN = fileURLToPath(
   new URL(

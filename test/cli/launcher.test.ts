@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -53,7 +53,7 @@ test("with no Node 24 to be found, it says in one line what to do and exits 1", 
   }
 });
 
-test("started by npm, serve gets the server's V8 flags in its own process and stops, draining, once npm's shell is gone", async () => {
+test("started by npm, serve stops, draining, once npm's shell is gone", async () => {
   // npm runs a command as `sh -c …` and passes a SIGTERM to that shell only; the trailing `:`
   // keeps the shell from exec'ing node, as npm's shell does not.
   const sh = spawn(
@@ -76,13 +76,6 @@ test("started by npm, serve gets the server's V8 flags in its own process and st
       if (stdout.includes("maitred is serving on")) resolve();
     });
   });
-  const shPid = sh.pid as number;
-  const serverPid = Number(readFileSync(`/proc/${shPid}/task/${shPid}/children`, "utf8").trim());
-  const cmdline = readFileSync(`/proc/${serverPid}/cmdline`, "utf8").split("\0");
-  assert.ok(
-    cmdline.some((a) => a.startsWith("--max-semi-space-size=")),
-    `the server's own command line carries the flag: ${cmdline.join(" ")}`,
-  );
   sh.kill("SIGKILL");
   // The server holds the pipe's other end: it closes when the server has exited.
   await closed;
