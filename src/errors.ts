@@ -260,17 +260,41 @@ export function envelopeOfPath(path: string): Envelope {
   return path === "/v1/messages" || path.startsWith("/v1/messages/") ? "anthropic" : "openai";
 }
 
+/**
+ * Anthropic's error types and the status its API answers each with, one table read both ways:
+ * status → type names the errors maitred writes in that envelope, type → status turns an
+ * error event of a Messages stream back into the status of a plain answer. 529 is Anthropic's
+ * own status for an overloaded API; maitred's 503s mean the same, so they are that type too.
+ */
+const ANTHROPIC_STATUS_BY_TYPE: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+};
+
+const ANTHROPIC_TYPE_BY_STATUS: Readonly<Record<number, string>> = {
+  ...Object.fromEntries(Object.entries(ANTHROPIC_STATUS_BY_TYPE).map(([t, s]) => [s, t])),
+  503: "overloaded_error",
+};
+
 /** Anthropic's error `type` per status (the names its API and SDKs use). */
 export function anthropicErrorType(status: number): string {
-  if (status === 400) return "invalid_request_error";
-  if (status === 401) return "authentication_error";
-  if (status === 403) return "permission_error";
-  if (status === 404) return "not_found_error";
-  if (status === 413) return "request_too_large";
-  if (status === 429) return "rate_limit_error";
-  if (status === 503 || status === 529) return "overloaded_error";
-  if (status === 504) return "timeout_error";
-  return status >= 500 ? "api_error" : "invalid_request_error";
+  return (
+    ANTHROPIC_TYPE_BY_STATUS[status] ?? (status >= 500 ? "api_error" : "invalid_request_error")
+  );
+}
+
+/** The status Anthropic answers an error of `type` with; undefined for a type it does not name. */
+export function anthropicErrorStatus(type: unknown): number | undefined {
+  return typeof type === "string" && Object.hasOwn(ANTHROPIC_STATUS_BY_TYPE, type)
+    ? ANTHROPIC_STATUS_BY_TYPE[type]
+    : undefined;
 }
 
 export interface AnthropicErrorBody {

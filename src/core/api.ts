@@ -320,8 +320,9 @@ export interface Scheduler {
   nextDeadline(): number | null;
   /**
    * How long each request dispatched since the last call was held parked (ms; only requests
-   * that were parked). The metrics adapter drains this into a histogram. Bounded: the oldest
-   * observations are dropped past MAX_PAUSE_OBSERVATIONS if nobody drains.
+   * that were parked). The router's runtime takes them after every event and observes each into
+   * its histogram at once (src/runtime/observation-taps.ts), so a metrics scrape only reads.
+   * Bounded: the oldest observations are dropped past MAX_PAUSE_OBSERVATIONS if nobody drains.
    */
   drainPauseObservations(): number[];
   /**

@@ -21,8 +21,8 @@ export interface PriorityMetricsOptions {
 }
 
 export interface PriorityMetrics {
-  /** Record queue waits drained from the core (once per scrape). */
-  observeQueueWaits(list: readonly QueueWaitObservation[]): void;
+  /** One queue wait, observed when the event that ended it was handled (never by a scrape). */
+  observeQueueWait(observation: QueueWaitObservation): void;
 }
 
 /** Queue waits span the class timeouts: 30 s (system, interactive) to 300 s (bulk). */
@@ -140,8 +140,8 @@ export function createPriorityMetrics(options: PriorityMetricsOptions): Priority
     registers,
   });
   return {
-    observeQueueWaits(list) {
-      for (const o of list) waitHist.observe({ class: o.priorityClass }, o.ms / 1000);
+    observeQueueWait(o) {
+      waitHist.observe({ class: o.priorityClass }, o.ms / 1000);
     },
   };
 }

@@ -2,7 +2,9 @@
  * Every Prometheus metric maitred exports, declared in this one file on one injected Registry.
  * Point-in-time values are gauges
  * whose `collect()` reads the scheduler snapshot taken once per scrape; decision counters are
- * synced from the core's monotonic counters; per-request figures are observed by the proxy.
+ * synced from the core's monotonic counters; per-request figures are observed by the proxy,
+ * and the core's waits (pauses, queue waits by class) by the runtime after the event that ended
+ * them, so a scrape only reads and every scraper sees the same counts.
  * No label ever carries a program id: labels are backend URLs (configured, bounded), program
  * status/state, endpoint, outcome and error kind, and (priorities on) class.
  */
@@ -23,15 +25,13 @@ import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface RouterMetricsOptions {
   snapshot(): SchedulerSnapshot;
-  /** Pause durations (ms) recorded by the core since the last call (drained each scrape). */
-  pauseObservations?(): number[];
   /** Freshest engine sample per backend, when the runtime has one newer than the core's. */
   latestSample?(backendId: string): BackendMetricsSample | undefined;
   /**
-   * Priorities in force: present = the class metrics (priority-metrics.ts) are declared, with
-   * queue waits by class drained from the core each scrape; absent = none of them exist.
+   * Priorities in force: true = the class metrics (priority-metrics.ts) are declared; absent or
+   * false = none of them exist.
    */
-  priority?: { queueWaitObservations(): QueueWaitObservation[] };
+  priority?: boolean;
   registry?: Registry;
   /**
    * `--cell`: the router's name as an info series (`maitred_cell_info{cell}`), the way
@@ -62,6 +62,10 @@ export interface RouterMetrics {
   /** A request that failed on its backend before its first byte was tried on another. */
   upstreamRetry(): void;
   tick(seconds: number): void;
+  /** A parked request was dispatched after `ms` held (the core's pause observation). */
+  pauseObserved(ms: number): void;
+  /** The same wait by the request's class; counted only while priorities are in force. */
+  queueWaitObserved(observation: QueueWaitObservation): void;
   /** A failure the router survived: an event the core threw on, or a tick that threw. */
   schedulerError(stage: "event" | "tick"): void;
 }
@@ -87,9 +91,17 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
   const registry = options.registry ?? new Registry();
   const registers = [registry];
   if (options.process === true) addProcessMetrics(registry);
+  // One snapshot per scrape, whoever scrapes: `render()` or a host reading `registry` itself.
+  // A scrape runs every metric's collect before it first waits, so the snapshot the first
+  // collect takes is dropped as soon as they all have run, and the next scrape takes its own.
   let snap: SchedulerSnapshot | null = null;
   const current = () => {
-    snap ??= options.snapshot();
+    if (snap === null) {
+      snap = options.snapshot();
+      queueMicrotask(() => {
+        snap = null;
+      });
+    }
     return snap;
   };
 
@@ -373,23 +385,15 @@ export function createRouterMetrics(options: RouterMetricsOptions): RouterMetric
   return {
     registry,
     contentType: registry.contentType,
-    async render() {
-      snap = options.snapshot();
-      for (const ms of options.pauseObservations?.() ?? []) pauseHist.observe(ms / 1000);
-      if (priority !== null && options.priority)
-        priority.observeQueueWaits(options.priority.queueWaitObservations());
-      try {
-        return await registry.metrics();
-      } finally {
-        snap = null;
-      }
-    },
+    render: () => registry.metrics(),
     requestFinished: (endpoint, outcome, seconds) =>
       requestHist.observe({ endpoint, outcome }, seconds),
     firstToken: (endpoint, seconds) => ttftHist.observe({ endpoint }, seconds),
     upstreamError: (kind) => upstreamErrors.inc({ kind }),
     upstreamRetry: () => upstreamRetries.inc(),
     tick: (seconds) => tickHist.observe(seconds),
+    pauseObserved: (ms) => pauseHist.observe(ms / 1000),
+    queueWaitObserved: (observation) => priority?.observeQueueWait(observation),
     schedulerError: (stage) => schedulerErrors.inc({ stage }),
   };
 }

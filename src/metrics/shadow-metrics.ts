@@ -2,23 +2,31 @@
  * The shadow's metrics (`maitred serve --shadow`, src/shadow/shadow.ts): what a tr core beside
  * the router would have decided, declared on the router's one registry only while a shadow
  * runs, so a router without one exports exactly what it did before. Counters are synced from
- * the shadow's monotonic counts at each scrape; hold and pause lengths are drained into
- * histograms then. Labels are bounded: the decision kind and how a hold ended, never a program
- * or request id.
+ * the shadow's monotonic counts at each scrape; hold and pause lengths are observed into their
+ * histograms by the runtime after the event that ended them (`hold`, `pause`), so a scrape only
+ * reads and any number of scrapers see the same counts. Labels are bounded: the decision kind
+ * and how a hold ended, never a program or request id.
  */
 import { Gauge, Histogram, type Registry } from "prom-client";
-import { DECISION_KINDS, HOLD_ENDS, type Shadow } from "../shadow/shadow.ts";
+import { DECISION_KINDS, HOLD_ENDS, type HoldObservation, type Shadow } from "../shadow/shadow.ts";
 import { byLabel, single, syncedCounter } from "./synced-counter.ts";
 
 export interface ShadowMetricsOptions {
   registry: Registry;
-  shadow: Pick<Shadow, "counts" | "gauges" | "drainHoldObservations" | "drainPauseObservations">;
+  shadow: Pick<Shadow, "counts" | "gauges">;
+}
+
+export interface ShadowMetrics {
+  /** A hold of the shadow ended (seated, rejected, or its request ended first). */
+  hold(observation: HoldObservation): void;
+  /** A program the shadow paused was resumed after `ms`. */
+  pause(ms: number): void;
 }
 
 /** Holds and pauses span a tick (seconds) to the max pause (minutes). */
 const WAIT_BUCKETS_S = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600];
 
-export function createShadowMetrics(options: ShadowMetricsOptions): void {
+export function createShadowMetrics(options: ShadowMetricsOptions): ShadowMetrics {
   const { shadow } = options;
   const registers = [options.registry];
 
@@ -79,18 +87,16 @@ export function createShadowMetrics(options: ShadowMetricsOptions): void {
     labelNames: ["end"],
     buckets: WAIT_BUCKETS_S,
     registers,
-    collect() {
-      for (const o of shadow.drainHoldObservations()) this.observe({ end: o.end }, o.ms / 1000);
-    },
   });
   for (const end of HOLD_ENDS) holds.zero({ end });
-  new Histogram({
+  const pauses = new Histogram({
     name: "maitred_shadow_pause_seconds",
     help: "How long the tr shadow would have kept programs paused (its own pause → resume pairs).",
     buckets: WAIT_BUCKETS_S,
     registers,
-    collect() {
-      for (const ms of shadow.drainPauseObservations()) this.observe(ms / 1000);
-    },
   });
+  return {
+    hold: (o) => holds.observe({ end: o.end }, o.ms / 1000),
+    pause: (ms) => pauses.observe(ms / 1000),
+  };
 }

@@ -6,14 +6,8 @@
  */
 import { type IncomingMessage, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
-import {
-  Errors,
-  envelopeBody,
-  envelopeOfPath,
-  errorBodyJson,
-  type MaitredError,
-  toErrorResponse,
-} from "../errors.ts";
+import { Errors, errorBodyJson, type MaitredError, toErrorResponse } from "../errors.ts";
+import { dialectOfPath } from "./dialects/all-dialects.ts";
 
 /** The envelope for one of Node's parser errors. */
 function errorOf(err: Error & { code?: string }): MaitredError {
@@ -47,9 +41,9 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
 /** The server's `checkExpectation` listener: only `100-continue` is understood (Node's rule). */
 export function refuseExpectation(req: IncomingMessage, res: ServerResponse): void {
   const error = Errors.expectationFailed(String(req.headers.expect));
-  // The route's own API's envelope (Anthropic's on /v1/messages…).
+  // The envelope of the route's own dialect (Anthropic's on /v1/messages…).
   const path = (req.url ?? "/").split("?")[0];
-  const body = JSON.stringify(envelopeBody(toErrorResponse(error), envelopeOfPath(path)));
+  const body = JSON.stringify(dialectOfPath(path).errorBody(toErrorResponse(error)));
   res.shouldKeepAlive = false;
   res.writeHead(error.status, {
     "content-type": "application/json",

@@ -1,7 +1,8 @@
 /**
  * The router's HTTP surface as one Hono app: the OpenAI routes that are proxied, and the admin
- * and observability routes. Every error, from any route, becomes the OpenAI envelope in
- * `onError` via `toErrorResponse`; no route has its own try/catch.
+ * and observability routes. Every error, from any route, becomes the one error response in
+ * `onError` via `toErrorResponse`, in the envelope of the route's dialect (the OpenAI one but on
+ * the Anthropic Messages routes); no route has its own try/catch.
  */
 
 import type { HttpBindings } from "@hono/node-server";
@@ -9,7 +10,7 @@ import { type Context, Hono } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { LatestSample } from "../backends/backend-poller.ts";
 import type { TailFields } from "../config/tail-preset.ts";
-import { Errors, envelopeBody, envelopeOfPath, toErrorResponse } from "../errors.ts";
+import { Errors, toErrorResponse } from "../errors.ts";
 import type { Shadow } from "../shadow/shadow.ts";
 import type { UiFeed } from "../ui/ui-feed.ts";
 import { registerUi } from "../ui/ui-routes.ts";
@@ -25,8 +26,8 @@ import {
 } from "./admin-views.ts";
 import { alreadySent } from "./already-sent.ts";
 import { handleCompletion } from "./completion/handle-completion.ts";
+import { DIALECT_LIST, dialectOfPath } from "./dialects/all-dialects.ts";
 import { listModels } from "./models-route.ts";
-import type { Endpoint } from "./prepare-request.ts";
 import { parseProgramId } from "./program-identity.ts";
 import { scopedProgramId, splitProgramKey } from "./program-scope.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
@@ -115,20 +116,15 @@ export function createApp(appDeps: AppDeps): Hono<AppEnv> {
     }
   });
 
-  // The generation APIs, one request path for all (handle-completion.ts): chat completions,
-  // completions, Anthropic Messages (Claude Code) and OpenAI Responses (Codex, Agents SDK).
-  const generation: [string, Endpoint][] = [
-    ["/v1/chat/completions", "chat"],
-    ["/v1/completions", "completions"],
-    ["/v1/messages", "messages"],
-    ["/v1/responses", "responses"],
-  ];
-  for (const [path, endpoint] of generation) {
-    app.post(path, async (c) => {
+  // The generation APIs, one request path for all (handle-completion.ts), one route per
+  // dialect: chat completions, completions, Anthropic Messages (Claude Code) and OpenAI
+  // Responses (Codex, Agents SDK).
+  for (const dialect of DIALECT_LIST) {
+    app.post(dialect.path, async (c) => {
       const { incoming, outgoing } = c.env;
       await handleCompletion(
         deps,
-        endpoint,
+        dialect,
         incoming,
         outgoing,
         c.get("requestId"),
@@ -137,19 +133,16 @@ export function createApp(appDeps: AppDeps): Hono<AppEnv> {
       return alreadySent();
     });
   }
-  // Their routes that generate nothing go to a backend as they are (responses-passthrough.ts).
-  app.post("/v1/messages/count_tokens", async (c) => {
-    await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, null);
-    return alreadySent();
-  });
-  const stored = async (c: Context<AppEnv>) => {
-    const id = c.req.param("id") as string;
+  // Their routes that generate nothing go to a backend as they are (responses-passthrough.ts);
+  // a stored response's routes name it by `:id`.
+  const passing = (stored: boolean) => async (c: Context<AppEnv>) => {
+    const id = stored ? (c.req.param("id") as string) : null;
     await passThrough(deps, c.env.incoming, c.env.outgoing, c.get("requestId"), c.req.path, id);
     return alreadySent();
   };
-  app.get("/v1/responses/:id", stored);
-  app.delete("/v1/responses/:id", stored);
-  app.post("/v1/responses/:id/cancel", stored);
+  for (const dialect of DIALECT_LIST)
+    for (const route of dialect.passThrough)
+      app.on(route.method, route.path, passing(route.stored));
   app.get("/v1/models", async (c) => c.json(await listModels(deps)));
 
   // The admin routes (admin-access.ts): GET only, so releasing a program stays open to agents.
@@ -259,8 +252,8 @@ export function createApp(appDeps: AppDeps): Hono<AppEnv> {
     if (res.status >= 500 && res.body.error.type === "InternalServerError") {
       deps.logger.error("request failed", { requestId: c.get("requestId"), path: c.req.path, err });
     }
-    // In the envelope of the API the route speaks (the Anthropic one for /v1/messages…).
-    const body = envelopeBody(res, envelopeOfPath(c.req.path));
+    // In the envelope of the dialect the route speaks (the Anthropic one for /v1/messages…).
+    const body = dialectOfPath(c.req.path).errorBody(res);
     return c.json(body, res.status as ContentfulStatusCode, res.headers);
   });
   return app;

@@ -8,11 +8,13 @@
  * Once the head is out, everything that follows is written as SSE: the headers a relayed
  * answer would carry once a backend is chosen (`x-maitred-backend`, `x-maitred-paused-ms`, the
  * backend's status when it is not 200) become a comment right before the first event; an error
- * (the hold ended in one, or the backend answered with one) becomes an error event in the
- * OpenAI envelope followed by `data: [DONE]`, as vLLM ends a stream that failed; a backend's
- * error in another shape is moved into the envelope (backend-error.ts), or a client would read
- * it as a chunk. Such an error comes inside a 200: the OpenAI SDKs raise it but, having no
- * status to go by, do not retry it as they retry a 503 with Retry-After.
+ * (the hold ended in one, or the backend answered with one) becomes the error event of the
+ * request's dialect: for chat and completions one in the OpenAI envelope followed by
+ * `data: [DONE]`, as vLLM ends a stream that failed, a backend's error in another shape moved
+ * into the envelope (backend-error.ts), or a client would read it as a chunk. Such an error
+ * comes inside a 200: the OpenAI SDKs raise it but, having no status to go by, do not retry it
+ * as they retry a 503 with Retry-After. The dialect also says what follows each comment (the
+ * Messages API's `ping` event).
  *
  * Only requests that are held pay for this: one object and one timer each; a request
  * dispatched at once never creates one.
@@ -21,10 +23,8 @@ import type { ServerResponse } from "node:http";
 import type { HoldView } from "../core/api.ts";
 import type { MaitredError } from "../errors.ts";
 import type { Grant } from "../runtime/request-table.ts";
-import { backendErrorJson } from "./backend-error.ts";
-import type { Endpoint } from "./prepare-request.ts";
+import type { Dialect } from "./dialects/dialect.ts";
 import type { ProxyDeps } from "./proxy-deps.ts";
-import { backendErrorEvent, sseErrorEvent, sseLastEvent } from "./sse-error-event.ts";
 
 /**
  * A comment at least this often while a stream is held. The official OpenAI SDKs give up on a
@@ -54,34 +54,13 @@ export interface HeldStream {
   fail(error: MaitredError): void;
 }
 
-/**
- * The body a backend sent instead of a stream, as the stream's last event: an answer (2xx JSON)
- * as it came, compacted to one line; an error in the OpenAI envelope (backend-error.ts), since
- * a client finds an error in a stream only in an event with an `error` member.
- */
-function bodyEvent(status: number, body: Buffer, endpoint: Endpoint): string {
-  // The agent APIs have no event for a whole answer: a 2xx body there is no stream either.
-  if (endpoint === "messages" || endpoint === "responses")
-    return backendErrorEvent(status >= 200 && status < 300 ? 502 : status, body, endpoint);
-  if (status >= 200 && status < 300) {
-    try {
-      const doc: unknown = JSON.parse(body.toString("utf8"));
-      if (typeof doc === "object" && doc !== null) return sseLastEvent(JSON.stringify(doc));
-    } catch {
-      // not JSON: no answer, so an error below
-    }
-  }
-  return sseLastEvent(backendErrorJson(status, body));
-}
-
 export function createHeldStream(
   deps: Pick<ProxyDeps, "clock" | "loop" | "isStopping" | "logger">,
   outgoing: ServerResponse,
   programId: string | null,
-  endpoint: Endpoint = "chat",
+  dialect: Dialect,
 ): HeldStream {
-  // The Messages API's own keep-alive is a `ping` event (its SDKs skip it, as they skip comments).
-  const ping = endpoint === "messages" ? 'event: ping\ndata: {"type": "ping"}\n\n' : "";
+  const ping = dialect.keepAlive;
   let requestId: string | null = null;
   let timer: { cancel(): void } | null = null;
 
@@ -151,12 +130,12 @@ export function createHeldStream(
       );
     },
     endWithBody(status, body) {
-      if (!outgoing.writableEnded) outgoing.end(bodyEvent(status, body, endpoint));
+      if (!outgoing.writableEnded) outgoing.end(dialect.bodyEvent(status, body));
     },
     fail(error) {
       const retry = error.headers["retry-after"];
       comment(`status=${error.status}${retry === undefined ? "" : ` retry_after=${retry}`}`);
-      if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(error, endpoint));
+      if (!outgoing.writableEnded) outgoing.end(dialect.errorEvent(error));
     },
   };
   return stream;

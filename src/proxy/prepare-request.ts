@@ -2,21 +2,17 @@
  * Turns a client's completion request into what the core and the backend need: identity,
  * the message sizes the core estimates tokens from, the streaming flags, the priority class
  * (when priorities are on) and the body to forward. The body is re-serialised only when maitred
- * changed it (identity or class fields removed, `stream_options.include_usage` added, a plain
- * request turned into a streamed one); otherwise the client's bytes go through untouched.
- *
- * Upstream is a stream for every request it can be (`--upstream-stream always`, the default):
- * the stream is how the scheduler sees a request's first token and progress, and the proxy
- * rebuilds the plain JSON answer for a client that asked for none. A request the backend would
- * treat differently when streamed goes as the client sent it: `stream_options` without
- * `stream` (the backend's own 400 stays the answer), `prompt_logprobs` (vLLM refuses it in a
- * stream), beam search and `best_of` > 1 (whole-sequence search has no stream).
+ * changed it (identity or class fields removed, a stream asked for or its usage, as the
+ * request's dialect prepares it); otherwise the client's bytes go through untouched. What
+ * differs between the APIs (their messages, how their stream is prepared, a stored response
+ * they continue) the request's dialect says (dialects/).
  */
 import type { IncomingHttpHeaders } from "node:http";
 import type { IdentitySource } from "../config/identity-sources.ts";
 import type { PriorityClass, ProgramBudget } from "../core/api.ts";
 import { Errors } from "../errors.ts";
 import type { CallerResolver } from "./caller.ts";
+import type { Dialect, StreamPlan, UpstreamStream } from "./dialects/dialect.ts";
 import type { BudgetResolver } from "./program-budget.ts";
 import { type ProgramIdentity, resolveProgramIdentity } from "./program-identity.ts";
 import { scopedProgramId } from "./program-scope.ts";
@@ -24,28 +20,9 @@ import type { ClassResolver } from "./request-class.ts";
 import { type ResponseHomes, reachable } from "./response-homes.ts";
 import { spliceTopLevel } from "./splice-body.ts";
 
-/**
- * The generation APIs maitred schedules: OpenAI chat completions and completions, the
- * Anthropic Messages API (Claude Code) and the OpenAI Responses API (Codex, the Agents SDK).
- */
-export type Endpoint = "chat" | "completions" | "messages" | "responses";
-
-/** The agent APIs, whose streams are named events (`event:` lines) with usage always in them. */
-export const isAgentApi = (e: Endpoint): e is "messages" | "responses" =>
-  e === "messages" || e === "responses";
-
-/** `always`: stream from the backend and rebuild plain answers; `as-client`: never change it. */
-export type UpstreamStream = "always" | "as-client";
-
-export const ENDPOINT_PATHS: Record<Endpoint, string> = {
-  chat: "/v1/chat/completions",
-  completions: "/v1/completions",
-  messages: "/v1/messages",
-  responses: "/v1/responses",
-};
-
 export interface PreparedRequest {
-  endpoint: Endpoint;
+  /** The API the request speaks, which every step of its trip asks what differs. */
+  dialect: Dialect;
   identity: ProgramIdentity;
   /** The caller's tenant (caller.ts); null = anonymous. */
   tenant: string | null;
@@ -57,7 +34,7 @@ export interface PreparedRequest {
    * The client asked for a plain answer and the backend is asked for a stream, which the proxy
    * rebuilds into that answer; null when the answer is relayed as the backend sends it.
    */
-  rebuild: { toolCallContent: "" | null } | null;
+  rebuild: StreamPlan["rebuild"];
   /** The client asked for the usage chunk; when false maitred drops the one it added. */
   clientWantsUsage: boolean;
   messageChars: number[];
@@ -123,65 +100,6 @@ function parseBody(raw: Buffer): Json {
   return doc as Json;
 }
 
-function partChars(part: unknown): number {
-  if (typeof part === "string") return part.length;
-  if (part && typeof part === "object" && typeof (part as Json).text === "string") {
-    return ((part as Json).text as string).length;
-  }
-  return JSON.stringify(part ?? "").length;
-}
-
-/** Characters of a message or item: its content (a string or parts) and its tool calls. */
-function itemChars(m: unknown): number {
-  if (!m || typeof m !== "object") return typeof m === "string" ? m.length : 0;
-  const msg = m as Json;
-  let n = 0;
-  if (typeof msg.content === "string") n += msg.content.length;
-  else if (Array.isArray(msg.content)) for (const p of msg.content) n += partChars(p);
-  if (Array.isArray(msg.tool_calls)) n += JSON.stringify(msg.tool_calls).length;
-  // Responses items other than messages: a call's arguments, a call's output.
-  if (typeof msg.arguments === "string") n += msg.arguments.length;
-  if (typeof msg.output === "string") n += msg.output.length;
-  return n;
-}
-
-/** The system prompt or instructions, a string or text blocks, as one message's characters. */
-function systemChars(v: unknown): number[] {
-  if (typeof v === "string") return v === "" ? [] : [v.length];
-  if (!Array.isArray(v)) return [];
-  let n = 0;
-  for (const p of v) n += partChars(p);
-  return [n];
-}
-
-/**
- * Characters per message (chat, Messages with its system prompt first, Responses with its
- * instructions first and one entry per input item) or per prompt (completions), the core's
- * token estimate input.
- */
-export function messageCharsOf(endpoint: Endpoint, body: Json): number[] {
-  if (endpoint === "chat" || endpoint === "messages") {
-    const messages = body.messages;
-    const head = endpoint === "messages" ? systemChars(body.system) : [];
-    if (!Array.isArray(messages)) return head;
-    return [...head, ...messages.map(itemChars)];
-  }
-  if (endpoint === "responses") {
-    const head = systemChars(body.instructions);
-    const input = body.input;
-    if (typeof input === "string") return [...head, input.length];
-    return Array.isArray(input) ? [...head, ...input.map(itemChars)] : head;
-  }
-  const prompt = body.prompt;
-  if (typeof prompt === "string") return [prompt.length];
-  if (Array.isArray(prompt)) {
-    // A list of strings is several prompts; a list of numbers is one tokenised prompt.
-    if (prompt.every((p) => typeof p === "number")) return [JSON.stringify(prompt).length];
-    return prompt.map(partChars);
-  }
-  return [];
-}
-
 function maxWaitOf(headers: IncomingHttpHeaders): number | undefined {
   const raw = headers["x-maitred-max-wait-ms"];
   if (raw === undefined) return undefined;
@@ -195,29 +113,8 @@ function maxWaitOf(headers: IncomingHttpHeaders): number | undefined {
   return n;
 }
 
-/** Whether the backend answers this request the same when it is streamed (see the header). */
-function streamsTheSame(body: Json): boolean {
-  const absent = (v: unknown) => v === undefined || v === null;
-  return (
-    absent(body.stream_options) &&
-    absent(body.prompt_logprobs) &&
-    body.use_beam_search !== true &&
-    (absent(body.best_of) || body.best_of === 1)
-  );
-}
-
-/**
- * vLLM's `message.content` beside tool calls in a plain answer: "" when the call was forced
- * (`required` or a named function), null when the model chose it (`auto`).
- */
-function toolCallContentOf(toolChoice: unknown): "" | null {
-  return toolChoice === "required" || (typeof toolChoice === "object" && toolChoice !== null)
-    ? ""
-    : null;
-}
-
 export function prepareRequest(
-  endpoint: Endpoint,
+  dialect: Dialect,
   raw: Buffer,
   headers: IncomingHttpHeaders,
   identityOrder: readonly IdentitySource[],
@@ -246,48 +143,24 @@ export function prepareRequest(
   const cls = classes === null ? null : classes.resolve(body, headers);
   const stream = body.stream === true;
   /** Top-level members maitred sets; removed ones are found by comparing the keys. */
-  const put: [string, unknown][] = [];
+  const put: (readonly [string, unknown])[] = [];
   // Identity fields may have been taken out of `extra_body` in place.
   if (identity.stripped && typeof body.extra_body === "object" && body.extra_body !== null)
     put.push(["extra_body", body.extra_body]);
-  let clientWantsUsage = false;
-  let rebuild: PreparedRequest["rebuild"] = null;
-  if (isAgentApi(endpoint)) {
-    // Their streams always carry usage; a plain request is streamed and rebuilt, but for a
-    // background response (answered at once, before it runs), which has nothing to stream.
-    clientWantsUsage = true;
-    if (!stream && upstreamStream === "always" && body.background !== true) {
-      put.push(["stream", true]);
-      rebuild = { toolCallContent: null };
-    }
-  } else if (!stream && upstreamStream === "always" && streamsTheSame(body)) {
-    put.push(["stream", true], ["stream_options", { include_usage: true }]);
-    rebuild = { toolCallContent: toolCallContentOf(body.tool_choice) };
-  } else if (stream) {
-    const so = body.stream_options;
-    if (so !== undefined && so !== null && (typeof so !== "object" || Array.isArray(so))) {
-      throw Errors.badRequest("stream_options must be an object", "stream_options");
-    }
-    clientWantsUsage = (so as Json | undefined)?.include_usage === true;
-    // Usage is how the books learn real token counts (ThunderAgent adds it too).
-    if (!clientWantsUsage)
-      put.push(["stream_options", { ...((so as Json | null) ?? {}), include_usage: true }]);
-  }
+  const plan = dialect.prepareStream(body, stream, upstreamStream);
+  for (const member of plan.put) put.push(member);
   const dropped = new Set(keysBefore.filter((k) => !Object.hasOwn(body, k)));
-  const previousResponseId =
-    endpoint === "responses" && typeof body.previous_response_id === "string"
-      ? body.previous_response_id
-      : null;
+  const previousResponseId = dialect.previousResponseId(body);
   return {
-    endpoint,
+    dialect,
     identity,
     tenant,
     programKey: scoped(identity.programId),
     parentKey: scoped(identity.parentProgramId),
     stream,
-    rebuild,
-    clientWantsUsage,
-    messageChars: messageCharsOf(endpoint, body),
+    rebuild: plan.rebuild,
+    clientWantsUsage: plan.clientWantsUsage,
+    messageChars: dialect.messageChars(body),
     maxWaitMs,
     priorityClass: cls?.priorityClass ?? null,
     classClamped: cls?.clamped === true,

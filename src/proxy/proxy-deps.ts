@@ -8,9 +8,8 @@ import type { RunLoop } from "../runtime/run-loop.ts";
 import type { Logger } from "../util/logger.ts";
 import type { BodyBudget } from "./body-budget.ts";
 import type { CallerResolver } from "./caller.ts";
-import type { UpstreamStream } from "./prepare-request.ts";
+import type { ResponseFlavour, UpstreamStream } from "./dialects/dialect.ts";
 import type { BudgetResolver } from "./program-budget.ts";
-import type { ResponseFlavour } from "./rebuild-completion.ts";
 import type { ClassResolver } from "./request-class.ts";
 import type { ResponseHomes } from "./response-homes.ts";
 

@@ -1,7 +1,8 @@
 import type { Usage } from "../core/events.ts";
 import { skipSpace } from "../util/json-bytes.ts";
 import { asObj } from "../util/json-object.ts";
-import { messageIsFinal, responseIsFinal, responsesUsage } from "./agent-turn.ts";
+import { messageIsFinal } from "./dialects/messages-events.ts";
+import { responseIsFinal, responsesUsage } from "./dialects/responses-events.ts";
 
 /** OpenAI `usage` → the core's Usage; null when absent or malformed. */
 export function usageFrom(doc: unknown): Usage | null {

@@ -71,10 +71,12 @@ test("admissions, clamps, queue waits and room render by class from the core's s
     outcome: "client_closed",
   });
   scheduler.handle({ kind: "tick", now: 2000, metrics: { [B]: sample(10_000) } });
-  const m = createRouterMetrics({
-    snapshot: () => scheduler.snapshot(),
-    priority: { queueWaitObservations: () => scheduler.drainQueueWaitObservations() },
-  });
+  const m = createRouterMetrics({ snapshot: () => scheduler.snapshot(), priority: true });
+  // What the runtime does after each event: the core's queue waits go to the metrics.
+  const observeWaits = () => {
+    for (const o of scheduler.drainQueueWaitObservations()) m.queueWaitObserved(o);
+  };
+  observeWaits();
   const f = parsePrometheusText(await m.render());
   const adm = (cls: string, outcome: string) =>
     value(f, "maitred_priority_admissions_total", { class: cls, outcome });
@@ -100,6 +102,7 @@ test("admissions, clamps, queue waits and room render by class from the core's s
   assert.equal(value(f, "maitred_priority_held_tokens", { backend: B, class: "system" }), 1000);
 
   arrive(3000, "r4", { priorityClass: "bulk", classClamped: true });
+  observeWaits();
   const again = parsePrometheusText(await m.render());
   assert.equal(
     value(again, "maitred_priority_admissions_total", { class: "bulk", outcome: "admitted" }),
@@ -126,7 +129,7 @@ test("class metrics carry only class, outcome and backend labels, never a progra
   arrive(0, "secret");
   const m = createRouterMetrics({
     snapshot: () => scheduler.snapshot(),
-    priority: { queueWaitObservations: () => [] },
+    priority: true,
   });
   const text = await m.render();
   assert.doesNotMatch(text, /p-secret/);

@@ -94,15 +94,10 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
 
 test("gauges and counters render from the snapshot taken at scrape time", async () => {
   let pauses = 3;
-  let drained: number[] = [1500, 250];
-  const m = createRouterMetrics({
-    snapshot: () => snapshotWith(pauses),
-    pauseObservations: () => {
-      const d = drained;
-      drained = [];
-      return d;
-    },
-  });
+  const m = createRouterMetrics({ snapshot: () => snapshotWith(pauses) });
+  // The runtime observes each pause when the event that ended it is handled.
+  m.pauseObserved(1500);
+  m.pauseObserved(250);
   m.requestFinished("chat", "ok", 0.2);
   m.firstToken("chat", 0.05);
   m.upstreamError("unreachable");

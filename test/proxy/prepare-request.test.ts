@@ -3,7 +3,8 @@ import { describe, test } from "node:test";
 import { IDENTITY_SOURCES } from "../../src/config/identity-sources.ts";
 import type { MaitredError } from "../../src/errors.ts";
 import { createCallerResolver } from "../../src/proxy/caller.ts";
-import { MAX_JSON_DEPTH, messageCharsOf, prepareRequest } from "../../src/proxy/prepare-request.ts";
+import { DIALECTS } from "../../src/proxy/dialects/all-dialects.ts";
+import { MAX_JSON_DEPTH, prepareRequest } from "../../src/proxy/prepare-request.ts";
 import { createResponseHomes } from "../../src/proxy/response-homes.ts";
 
 const ORDER = [...IDENTITY_SOURCES];
@@ -11,38 +12,38 @@ const buf = (v: unknown) => Buffer.from(typeof v === "string" ? v : JSON.stringi
 
 test("malformed JSON is a 400 invalid_json; a non-object body is a 400 too", () => {
   assert.throws(
-    () => prepareRequest("chat", buf("{nope"), {}, ORDER),
+    () => prepareRequest(DIALECTS.chat, buf("{nope"), {}, ORDER),
     (e: MaitredError) => e.status === 400 && e.code === "invalid_json",
   );
   assert.throws(
-    () => prepareRequest("chat", buf("[1,2]"), {}, ORDER),
+    () => prepareRequest(DIALECTS.chat, buf("[1,2]"), {}, ORDER),
     (e: MaitredError) => e.status === 400,
   );
 });
 
 test("an unmodified body is forwarded as the client's own bytes", () => {
   const raw = buf('{"model":"m",  "messages":[]}');
-  assert.equal(prepareRequest("chat", raw, {}, ORDER, null, "as-client").body, raw);
+  assert.equal(prepareRequest(DIALECTS.chat, raw, {}, ORDER, null, "as-client").body, raw);
   const streamed = buf('{"model":"m",  "stream":true,"stream_options":{"include_usage":true}}');
-  assert.equal(prepareRequest("chat", streamed, {}, ORDER).body, streamed);
+  assert.equal(prepareRequest(DIALECTS.chat, streamed, {}, ORDER).body, streamed);
 });
 
 test("a plain request is streamed from the backend and marked for rebuilding", () => {
-  const p = prepareRequest("chat", buf({ model: "m", messages: [] }), {}, ORDER);
+  const p = prepareRequest(DIALECTS.chat, buf({ model: "m", messages: [] }), {}, ORDER);
   assert.equal(p.stream, false, "the client still gets what it asked for");
   assert.deepEqual(p.rebuild, { toolCallContent: null });
   const sent = JSON.parse(p.body.toString());
   assert.equal(sent.stream, true);
   assert.deepEqual(sent.stream_options, { include_usage: true });
   const forced = prepareRequest(
-    "chat",
+    DIALECTS.chat,
     buf({ stream: false, tools: [{}], tool_choice: "required" }),
     {},
     ORDER,
   );
   assert.deepEqual(forced.rebuild, { toolCallContent: "" });
   const named = { type: "function", function: { name: "f" } };
-  assert.deepEqual(prepareRequest("chat", buf({ tool_choice: named }), {}, ORDER).rebuild, {
+  assert.deepEqual(prepareRequest(DIALECTS.chat, buf({ tool_choice: named }), {}, ORDER).rebuild, {
     toolCallContent: "",
   });
 });
@@ -55,17 +56,17 @@ test("requests a stream would change go as the client sent them", () => {
     { best_of: 2 },
   ]) {
     const raw = buf(body);
-    const p = prepareRequest("completions", raw, {}, ORDER);
+    const p = prepareRequest(DIALECTS.completions, raw, {}, ORDER);
     assert.equal(p.rebuild, null, JSON.stringify(body));
     assert.equal(p.body, raw, JSON.stringify(body));
   }
-  const off = prepareRequest("chat", buf({ messages: [] }), {}, ORDER, null, "as-client");
+  const off = prepareRequest(DIALECTS.chat, buf({ messages: [] }), {}, ORDER, null, "as-client");
   assert.equal(off.rebuild, null);
 });
 
 test("streaming without include_usage gets it added and remembers the client did not ask", () => {
   const p = prepareRequest(
-    "chat",
+    DIALECTS.chat,
     buf({ model: "m", stream: true, stream_options: { continuous_usage_stats: false } }),
     {},
     ORDER,
@@ -80,13 +81,18 @@ test("streaming without include_usage gets it added and remembers the client did
 
 test("a client that asked for usage keeps its body untouched", () => {
   const raw = buf({ model: "m", stream: true, stream_options: { include_usage: true } });
-  const p = prepareRequest("chat", raw, {}, ORDER);
+  const p = prepareRequest(DIALECTS.chat, raw, {}, ORDER);
   assert.equal(p.clientWantsUsage, true);
   assert.equal(p.body, raw);
 });
 
 test("the forwarded body no longer carries program_id", () => {
-  const p = prepareRequest("chat", buf({ model: "m", program_id: "p1", messages: [] }), {}, ORDER);
+  const p = prepareRequest(
+    DIALECTS.chat,
+    buf({ model: "m", program_id: "p1", messages: [] }),
+    {},
+    ORDER,
+  );
   assert.equal(p.identity.programId, "p1");
   assert.equal(JSON.parse(p.body.toString()).program_id, undefined);
 });
@@ -105,20 +111,20 @@ test("message sizes: strings, text parts and tool calls for chat; prompts for co
       { role: "assistant", content: null, tool_calls: [{ id: "1" }] },
     ],
   };
-  assert.deepEqual(messageCharsOf("chat", chat), [5, 5, JSON.stringify([{ id: "1" }]).length]);
-  assert.deepEqual(messageCharsOf("completions", { prompt: "hello" }), [5]);
-  assert.deepEqual(messageCharsOf("completions", { prompt: ["ab", "cde"] }), [2, 3]);
-  assert.deepEqual(messageCharsOf("completions", { prompt: [1, 2, 3] }), ["[1,2,3]".length]);
-  assert.deepEqual(messageCharsOf("chat", { messages: "nope" }), []);
+  assert.deepEqual(DIALECTS.chat.messageChars(chat), [5, 5, JSON.stringify([{ id: "1" }]).length]);
+  assert.deepEqual(DIALECTS.completions.messageChars({ prompt: "hello" }), [5]);
+  assert.deepEqual(DIALECTS.completions.messageChars({ prompt: ["ab", "cde"] }), [2, 3]);
+  assert.deepEqual(DIALECTS.completions.messageChars({ prompt: [1, 2, 3] }), ["[1,2,3]".length]);
+  assert.deepEqual(DIALECTS.chat.messageChars({ messages: "nope" }), []);
 });
 
 test("x-maitred-max-wait-ms must be a non-negative number", () => {
   assert.equal(
-    prepareRequest("chat", buf({}), { "x-maitred-max-wait-ms": "250" }, ORDER).maxWaitMs,
+    prepareRequest(DIALECTS.chat, buf({}), { "x-maitred-max-wait-ms": "250" }, ORDER).maxWaitMs,
     250,
   );
   assert.throws(
-    () => prepareRequest("chat", buf({}), { "x-maitred-max-wait-ms": "soon" }, ORDER),
+    () => prepareRequest(DIALECTS.chat, buf({}), { "x-maitred-max-wait-ms": "soon" }, ORDER),
     (e: MaitredError) => e.status === 400 && e.param === "x-maitred-max-wait-ms",
   );
 });
@@ -128,10 +134,10 @@ test("a body nested deeper than the limit is a 400 before anything else reads it
   const body = (depth: number) =>
     buf(`{"model":"m","messages":[{"role":"user","content":${nested(depth)}}]}`);
   // The body itself, `messages`, a message and `content` are four levels.
-  assert.doesNotThrow(() => prepareRequest("chat", body(MAX_JSON_DEPTH - 3), {}, ORDER));
+  assert.doesNotThrow(() => prepareRequest(DIALECTS.chat, body(MAX_JSON_DEPTH - 3), {}, ORDER));
   for (const depth of [MAX_JSON_DEPTH - 2, 5_000, 100_000]) {
     assert.throws(
-      () => prepareRequest("chat", body(depth), {}, ORDER),
+      () => prepareRequest(DIALECTS.chat, body(depth), {}, ORDER),
       (e: MaitredError) => e.status === 400 && e.code === "json_too_deep",
       String(depth),
     );
@@ -144,12 +150,17 @@ test("a program id that is not valid Unicode is a 400, at the top level or in ex
     '{"extra_body":{"program_id":"\\udfff"},"messages":[]}',
   ]) {
     assert.throws(
-      () => prepareRequest("chat", buf(raw), {}, ORDER),
+      () => prepareRequest(DIALECTS.chat, buf(raw), {}, ORDER),
       (e: MaitredError) => e.status === 400 && e.code === "program_id_invalid",
       raw,
     );
   }
-  const p = prepareRequest("chat", buf({ messages: [], program_id: "agent-\u{1f600}" }), {}, ORDER);
+  const p = prepareRequest(
+    DIALECTS.chat,
+    buf({ messages: [], program_id: "agent-\u{1f600}" }),
+    {},
+    ORDER,
+  );
   assert.equal(p.identity.programId, "agent-\u{1f600}", "a whole surrogate pair is fine");
 });
 
@@ -174,7 +185,7 @@ describe("a Responses request continuing a stored response, with two tenants", (
   });
   const continuing = (id: string, key: string | null) =>
     prepareRequest(
-      "responses",
+      DIALECTS.responses,
       buf({ model: "m", input: "go on", previous_response_id: id }),
       key === null ? {} : { authorization: `Bearer ${key}` },
       ORDER,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DEFAULT_PRIORITY, type RouterPriority } from "../../src/config/priority-section.ts";
 import { MaitredError } from "../../src/errors.ts";
+import { DIALECTS } from "../../src/proxy/dialects/all-dialects.ts";
 import { prepareRequest } from "../../src/proxy/prepare-request.ts";
 import { createClassResolver } from "../../src/proxy/request-class.ts";
 
@@ -149,18 +150,25 @@ test("with trust_tenant_header off (the default) only API keys name a tenant", (
 
 test("prepareRequest re-serialises a body whose class field it removed, and keeps the bytes otherwise", () => {
   const raw = Buffer.from(JSON.stringify({ model: "m", priority: "bulk", messages: [] }));
-  const p = prepareRequest("chat", raw, {}, ORDER, resolver(), "as-client");
+  const p = prepareRequest(DIALECTS.chat, raw, {}, ORDER, resolver(), "as-client");
   assert.equal(p.priorityClass, "bulk");
   assert.deepEqual(JSON.parse(p.body.toString()), { model: "m", messages: [] });
   const untouched = Buffer.from(JSON.stringify({ model: "m", priority: 3, messages: [] }));
-  const q = prepareRequest("chat", untouched, {}, ORDER, resolver(), "as-client");
+  const q = prepareRequest(DIALECTS.chat, untouched, {}, ORDER, resolver(), "as-client");
   assert.equal(q.body, untouched, "the client's bytes go through as they are");
   assert.equal(q.priorityClass, "default");
 });
 
 test("prepareRequest without a resolver (priorities off) reads and strips nothing", () => {
   const raw = Buffer.from(JSON.stringify({ model: "m", priority: "bulk", messages: [] }));
-  const p = prepareRequest("chat", raw, { "x-priority": "nonsense" }, ORDER, null, "as-client");
+  const p = prepareRequest(
+    DIALECTS.chat,
+    raw,
+    { "x-priority": "nonsense" },
+    ORDER,
+    null,
+    "as-client",
+  );
   assert.equal(p.priorityClass, null);
   assert.equal(p.classClamped, false);
   assert.equal(p.body, raw);

@@ -85,7 +85,7 @@ export function report(
   heldBefore: number,
 ): void {
   const now = deps.clock.now();
-  deps.metrics.requestFinished(req.endpoint, attempt.outcome, (now - arrivedAt) / 1000);
+  deps.metrics.requestFinished(req.dialect.name, attempt.outcome, (now - arrivedAt) / 1000);
   const { firstTokenAt, lastTokenAt, usage } = attempt.flow;
   const access = client.access;
   if (access !== null) {
@@ -98,7 +98,7 @@ export function report(
     if (attempt.failure !== null) access.errorCode = attempt.failure.error.code;
   }
   if (firstTokenAt !== null)
-    deps.metrics.firstToken(req.endpoint, (firstTokenAt - arrivedAt) / 1000);
+    deps.metrics.firstToken(req.dialect.name, (firstTokenAt - arrivedAt) / 1000);
   if (deps.profiler && req.programKey !== null && attempt.grant) {
     deps.profiler.record({
       programId: req.programKey,

@@ -30,7 +30,7 @@ import { Errors } from "../../errors.ts";
 import type { RequestFlow } from "../../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../../runtime/request-table.ts";
 import { forwardRequestHeaders } from "../headers.ts";
-import { ENDPOINT_PATHS, type PreparedRequest } from "../prepare-request.ts";
+import type { PreparedRequest } from "../prepare-request.ts";
 import type { ProxyDeps } from "../proxy-deps.ts";
 import { replayUnknownResponse } from "../unknown-response.ts";
 import { callUpstream, type UpstreamCall } from "../upstream-call.ts";
@@ -70,7 +70,7 @@ export function forward(
         : callUpstream(
             upstream,
             {
-              path: withQuery(ENDPOINT_PATHS[req.endpoint], client.incoming.url),
+              path: withQuery(req.dialect.path, client.incoming.url),
               headers: forwardRequestHeaders(
                 client.incoming.headers,
                 req.body.length,

@@ -16,11 +16,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Errors } from "../../errors.ts";
 import { createRequestFlow } from "../../runtime/request-flow.ts";
 import type { AccessEntry } from "../access-log.ts";
+import type { Dialect } from "../dialects/dialect.ts";
 import type { HeldStream } from "../held-stream.ts";
-import { type Endpoint, type PreparedRequest, prepareRequest } from "../prepare-request.ts";
+import { type PreparedRequest, prepareRequest } from "../prepare-request.ts";
 import type { ProxyDeps } from "../proxy-deps.ts";
 import { readBody } from "../read-body.ts";
-import { sseErrorEvent } from "../sse-error-event.ts";
 import { classifyFailure, type Failure, ForwardError } from "../upstream-failure.ts";
 import type { Attempt, Client } from "./attempt.ts";
 import { endTry, report } from "./finish.ts";
@@ -29,7 +29,7 @@ import { seat } from "./seat.ts";
 
 export async function handleCompletion(
   deps: ProxyDeps,
-  endpoint: Endpoint,
+  dialect: Dialect,
   incoming: IncomingMessage,
   outgoing: ServerResponse,
   requestId: string,
@@ -41,7 +41,7 @@ export async function handleCompletion(
   try {
     // Identity: who sent it, for which program, in which class, and what goes upstream.
     const req = prepareRequest(
-      endpoint,
+      dialect,
       raw,
       incoming.headers,
       deps.identityOrder,
@@ -90,7 +90,7 @@ async function serve(deps: ProxyDeps, req: PreparedRequest, client: Client): Pro
     }
     if (attempt.failure !== null) {
       if (!client.outgoing.headersSent) throw attempt.failure.error;
-      endBrokenStream(client.outgoing, attempt.failure, client.held, req.endpoint);
+      endBrokenStream(client.outgoing, attempt.failure, client.held, req.dialect);
     }
   } finally {
     ended();
@@ -141,12 +141,12 @@ function endBrokenStream(
   outgoing: ServerResponse,
   failure: Failure,
   held: HeldStream | null,
-  endpoint: Endpoint,
+  dialect: Dialect,
 ): void {
   if (failure.outcome === "client_closed" || outgoing.destroyed) {
     outgoing.destroy();
     return;
   }
   if (held?.opened === true && !held.answered) held.fail(failure.error);
-  else if (!outgoing.writableEnded) outgoing.end(sseErrorEvent(failure.error, endpoint));
+  else if (!outgoing.writableEnded) outgoing.end(dialect.errorEvent(failure.error));
 }

@@ -1,19 +1,19 @@
 /**
  * A stream rebuilt into the plain answer its client asked for: the per-event work of a plain
- * answer is here and in rebuild-completion.ts, which reads each event's tokens for the core on
- * the way in. The request commits at its first token: from then on the backend is spending its
- * work on it. A stream with no token (an error event, an empty answer) commits at its end, as
- * a plain body.
+ * answer is here and in the dialect's rebuild (rebuild-completion.ts,
+ * dialects/named-event-rebuild.ts), which reads each event's tokens for the core on the way
+ * in. The request commits at its first token: from then on the backend is spending its work
+ * on it. A stream with no token (an error event, an empty answer) commits at its end, as a
+ * plain body.
  */
 import { Errors } from "../../errors.ts";
-import { isAgentApi, type PreparedRequest } from "../prepare-request.ts";
-import { createAgentRebuilder } from "../rebuild-agent-answer.ts";
-import { type CompletionRebuilder, createCompletionRebuilder } from "../rebuild-completion.ts";
+import type { AnswerRebuilder } from "../dialects/dialect.ts";
+import type { PreparedRequest } from "../prepare-request.ts";
 import { classifyFailure } from "../upstream-failure.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
 export class RebuiltAnswer implements Answer {
-  private readonly rebuilder: CompletionRebuilder & { readonly responseId?: string | null };
+  private readonly rebuilder: AnswerRebuilder;
 
   private readonly trip: Trip;
   private readonly head: Head;
@@ -22,20 +22,17 @@ export class RebuiltAnswer implements Answer {
     this.trip = trip;
     this.head = head;
     head.headers["content-type"] = "application/json";
-    const { endpoint } = trip.req;
-    this.rebuilder = isAgentApi(endpoint)
-      ? createAgentRebuilder(endpoint, this)
-      : createCompletionRebuilder(
-          { endpoint, flavour: trip.deps.responseFlavour, ...rebuild },
-          this,
-        );
+    this.rebuilder = trip.req.dialect.rebuild(
+      { flavour: trip.deps.responseFlavour, toolCallContent: rebuild.toolCallContent },
+      this,
+    );
   }
 
   get usage() {
     return this.rebuilder.usage;
   }
 
-  /** Tokens read (rebuild-completion.ts's hook): the first one commits. */
+  /** Tokens read (the rebuild's hook): the first one commits. */
   onContent(count: number, previous: number): void {
     if (previous === 0 && !this.trip.commit()) return;
     this.trip.progress(count, previous);

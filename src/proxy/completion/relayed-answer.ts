@@ -1,18 +1,17 @@
 /**
  * A stream the client asked for, relayed event by event: the per-event work of a streamed
- * answer is here and in sse-relay.ts, which cuts the backend's bytes at event boundaries, counts
- * content events as tokens for the core and reads the usage.
+ * answer is here and in the dialect's relay (sse-relay.ts, dialects/named-event-relay.ts),
+ * which cuts the backend's bytes at event boundaries, counts content events as tokens for the
+ * core and reads the usage.
  *
  * One socket read often carries many events; they are gathered and written once per tick
  * instead of one syscall per event (measured: the syscall dominates on loopback).
  */
-import { createAgentSseRelay } from "../agent-sse-relay.ts";
-import { isAgentApi } from "../prepare-request.ts";
-import { createSseRelay, type SseRelay } from "../sse-relay.ts";
+import type { AnswerRelay } from "../dialects/dialect.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
 export class RelayedAnswer implements Answer {
-  private readonly relay: SseRelay & { readonly responseId?: string | null };
+  private readonly relay: AnswerRelay;
   private readonly batch: Buffer[] = [];
 
   private readonly trip: Trip;
@@ -22,17 +21,14 @@ export class RelayedAnswer implements Answer {
     // Gated: written at the commit, with the first chunk.
     if (trip.gated) trip.head = head;
     else trip.writeHead(head, true);
-    const { endpoint } = trip.req;
-    this.relay = isAgentApi(endpoint)
-      ? createAgentSseRelay(endpoint, this)
-      : createSseRelay(!trip.req.clientWantsUsage, this);
+    this.relay = trip.req.dialect.relay(trip.req.clientWantsUsage, this);
   }
 
   get usage() {
     return this.relay.usage;
   }
 
-  /** Content events passed (sse-relay.ts's hook). */
+  /** Content events passed (the relay's hook). */
   onContent(count: number, previous: number): void {
     this.trip.progress(count, previous);
   }

@@ -59,7 +59,7 @@ export function seat(
     attempt.parkedAt = clock.now();
     deps.onParked();
     if (req.stream && deps.holdKeepalive) {
-      client.held ??= createHeldStream(deps, client.outgoing, req.identity.programId, req.endpoint);
+      client.held ??= createHeldStream(deps, client.outgoing, req.identity.programId, req.dialect);
       client.held.hold(attempt.id);
     }
   }

@@ -6,8 +6,6 @@
 import { stoppedOfBody, usageOfBody } from "../usage.ts";
 import type { Answer, Head, Trip } from "./trip.ts";
 
-const RESPONSE_ID = /^\s*\{\s*"id"\s*:\s*"(resp_[^"\\]+)"/;
-
 export class WholeAnswer implements Answer {
   private readonly parts: Buffer[] = [];
   readonly usage = null;
@@ -33,9 +31,8 @@ export class WholeAnswer implements Answer {
     if (trip.ok) {
       trip.flow.usage = usageOfBody(body);
       trip.flow.stopped = stoppedOfBody(body);
-      // A response object whose id comes first, as vLLM and OpenAI write it: where it is stored.
-      if (trip.req.endpoint === "responses")
-        trip.stored(RESPONSE_ID.exec(body.toString("latin1", 0, 256))?.[1]);
+      // A stored response's id (Responses): its backend is where it is stored.
+      trip.stored(trip.req.dialect.storedResponseId(body));
     }
     if (trip.opened !== null) trip.opened.endWithBody(trip.status, body);
     else trip.outgoing.end(body);
