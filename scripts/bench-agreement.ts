@@ -18,14 +18,22 @@
 import { writeFileSync } from "node:fs";
 import { resolveCompareFlags } from "../src/bench/bench-options.ts";
 import { runCompare } from "../src/bench/compare.ts";
+import { markdownTable } from "../src/bench/markdown-table.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import {
+  backendsFlag,
+  concurrencyFlag,
+  durationFlag,
+  jsonFlag,
+  seedFlag,
+  simBlocksFlag,
+  warmupFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
 import { inProcessStarters } from "../src/bench/start-router-for.ts";
 import { runCli } from "../src/cli/run-cli.ts";
-import { duration, integer, parsedText } from "../src/config/values.ts";
 import { createVirtualClock } from "../src/runtime/clock.ts";
-import { SIMULATE_SETTINGS } from "../src/simulate/simulate-options.ts";
-import { parseWorkloadArg } from "../src/workload/load-workload.ts";
 
 /** How far the two ratios may differ before the simulator's figure is not believed. */
 const AGREEMENT = 0.15;
@@ -37,49 +45,14 @@ const SPEC = {
   runtime:
     "about a minute (recorded: 189 s for 128 programs over 20 simulated minutes; the default is 32 programs over 6); scales with --concurrency × (--warmup + --duration)",
   flags: {
-    workload: {
-      arg: "<name|file|mix>",
-      default: "deepseek",
-      description: "the workload, as `maitred simulate --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
-    concurrency: {
-      arg: "<n>",
-      default: "32",
-      description: "programs in flight",
-      check: integer(1, 100_000),
-    },
-    backends: {
-      arg: "<n>",
-      default: "2",
-      description: "simulated backends",
-      check: integer(1, 64),
-    },
-    "num-gpu-blocks": {
-      arg: "<n>",
-      defaultText: "the profile's",
-      description: "KV blocks per backend",
-      check: SIMULATE_SETTINGS.numGpuBlocks.schema,
-    },
-    warmup: {
-      arg: "<duration>",
-      default: "1m",
-      description: "simulated warm-up",
-      check: duration({ allowZero: true }),
-    },
-    duration: {
-      arg: "<duration>",
-      default: "5m",
-      description: "simulated steady window",
-      check: duration(),
-    },
-    seed: {
-      arg: "<n>",
-      default: "1",
-      description: "seeds the workload and the engines",
-      check: integer(0, 2 ** 31 - 1),
-    },
-    json: { arg: "<file>", description: "also write both sides as JSON" },
+    workload: workloadFlag(),
+    concurrency: concurrencyFlag("32", "programs in flight"),
+    backends: backendsFlag("2", "simulated backends"),
+    "num-gpu-blocks": simBlocksFlag({ defaultText: "the profile's" }, "KV blocks per backend"),
+    warmup: warmupFlag({ default: "1m" }),
+    duration: durationFlag({ default: "5m" }),
+    seed: seedFlag("seeds the workload and the engines"),
+    json: jsonFlag("also write both sides as JSON"),
   },
 } satisfies ScriptSpec;
 const { values: a } = scriptArgs(SPEC);
@@ -168,13 +141,20 @@ const f = (x: number, d = 1) => x.toFixed(d);
 console.log(
   `tr ÷ default over HTTP and in simulate: ${a.workload}, ${a.concurrency} programs, ${a.backends} backends × ${a["num-gpu-blocks"] ?? "the profile's"} blocks, warm-up ${a.warmup}, window ${a.duration}, seed ${a.seed}`,
 );
-console.log("| | default steps/min | tr steps/min | tr ÷ default | wall time |");
-console.log("| --- | ---: | ---: | ---: | ---: |");
 console.log(
-  `| over HTTP (virtual clock) | ${f(http.default)} | ${f(http.tr)} | ${f(ratio(http), 2)} | ${f((t2 - t1) / 1000, 0)} s |`,
-);
-console.log(
-  `| simulate | ${f(sim.default)} | ${f(sim.tr)} | ${f(ratio(sim), 2)} | ${f((t1 - t0) / 1000, 0)} s |`,
+  markdownTable(
+    ["", "default steps/min", "tr steps/min", "tr ÷ default", "wall time"],
+    [
+      [
+        "over HTTP (virtual clock)",
+        f(http.default),
+        f(http.tr),
+        f(ratio(http), 2),
+        `${f((t2 - t1) / 1000, 0)} s`,
+      ],
+      ["simulate", f(sim.default), f(sim.tr), f(ratio(sim), 2), `${f((t1 - t0) / 1000, 0)} s`],
+    ],
+  ),
 );
 console.log(
   `ratios differ by ${f(gap * 100)} % (agreement within ${AGREEMENT * 100} %: ${Math.abs(gap) <= AGREEMENT ? "yes" : "NO"})`,

@@ -23,11 +23,21 @@ import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
+import { markdownTable } from "../src/bench/markdown-table.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import {
+  backendsFlag,
+  blocksFlag,
+  concurrencyFlag,
+  durationFlag,
+  seedFlag,
+  timeScaleFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
 import { startRouterProcess } from "../src/bench/start-router-for.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { duration, integer, parsedText, positive, share } from "../src/config/values.ts";
+import { duration, share } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
@@ -38,60 +48,29 @@ const SPEC = {
   runtime:
     "about 70 s: --duration (60 s) plus starting the backends and the router; progress on stderr",
   flags: {
-    backends: {
-      arg: "<n>",
-      default: "4",
-      description: "simulated backends, each its own process (the second is killed)",
-      check: integer(2, 64),
-    },
-    concurrency: {
-      arg: "<n>",
-      default: "32",
-      description: "programs in flight",
-      check: integer(1, 100_000),
-    },
-    "time-scale": {
-      arg: "<S>",
-      default: "5",
-      description: "engines and tools run S times faster",
-      check: positive(),
-    },
+    backends: backendsFlag(
+      "4",
+      "simulated backends, each its own process (the second is killed)",
+      2,
+    ),
+    concurrency: concurrencyFlag("32", "programs in flight"),
+    "time-scale": timeScaleFlag("5", "engines and tools run S times faster"),
     "kill-at": {
       arg: "<duration>",
       default: "20s",
       description: "wall time into the run when the backend is killed",
       check: duration(),
     },
-    duration: {
-      arg: "<duration>",
-      default: "60s",
-      description: "wall time of the run",
-      check: duration(),
-    },
+    duration: durationFlag({ default: "60s" }, "wall time of the run"),
     "stream-share": {
       arg: "<share>",
       default: "0.5",
       description: "share of programs streamed",
       check: share(),
     },
-    "num-gpu-blocks": {
-      arg: "<n>",
-      default: "4000",
-      description: "KV blocks per backend",
-      check: integer(2, 2 ** 31 - 1),
-    },
-    seed: {
-      arg: "<n>",
-      default: "1",
-      description: "seeds the workload",
-      check: integer(0, 2 ** 31 - 1),
-    },
-    workload: {
-      arg: "<name|file|mix>",
-      default: "deepseek",
-      description: "the workload, as `maitred bench --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
+    "num-gpu-blocks": blocksFlag("4000", "KV blocks per backend"),
+    seed: seedFlag("seeds the workload"),
+    workload: workloadFlag({ description: "the workload, as `maitred bench --workload` names it" }),
     control: {
       type: "boolean",
       description: "kill nothing: what a full fleet answers in the same two windows",
@@ -195,17 +174,24 @@ try {
       `${Math.round(streamShare * 100)} % streamed; ${a.control ? "control run, nothing killed; split" : "backend 2 killed (SIGKILL)"} at ${(killedAt / 1000).toFixed(1)} s of ${(durationMs / 1000).toFixed(0)} s; no client retries`,
   );
   console.log("");
-  console.log("| measure | value |");
-  console.log("| --- | ---: |");
-  console.log(`| steps answered before the kill | ${before} |`);
-  console.log(`| steps answered after the kill | ${after} |`);
-  console.log(`| requests lost (failed before any byte reached the client) | ${lost.length} |`);
-  console.log(`| streams cut mid-answer (bytes already out) | ${cut.length} |`);
   console.log(
-    `| router retries on another backend | ${await metricValue(metrics, "maitred_upstream_retries_total")} |`,
-  );
-  console.log(
-    `| killed backend unhealthy after | ${unhealthyAfterMs === null ? "not within 30 s" : `${unhealthyAfterMs.toFixed(0)} ms`} |`,
+    markdownTable(
+      ["measure", "value"],
+      [
+        ["steps answered before the kill", String(before)],
+        ["steps answered after the kill", String(after)],
+        ["requests lost (failed before any byte reached the client)", String(lost.length)],
+        ["streams cut mid-answer (bytes already out)", String(cut.length)],
+        [
+          "router retries on another backend",
+          String(await metricValue(metrics, "maitred_upstream_retries_total")),
+        ],
+        [
+          "killed backend unhealthy after",
+          unhealthyAfterMs === null ? "not within 30 s" : `${unhealthyAfterMs.toFixed(0)} ms`,
+        ],
+      ],
+    ),
   );
   if (kinds.size > 0)
     console.log(`\nfailures by kind: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(", ")}`);

@@ -53,30 +53,61 @@
  * id it reads (smaller is cheaper; a larger body keeps its cell only by a header identity).
  * Needs `haproxy` (2.6+).
  */
-import { spawn, spawnSync } from "node:child_process";
-import { setMaxListeners } from "node:events";
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { Pool } from "undici";
+import {
+  affinity,
+  answered,
+  apportion,
+  byProgram,
+  type CpuSample,
+  cpuShares,
+  inWindow,
+  logOf,
+  meanInFlight,
+  moves,
+  type Span,
+  sum,
+  within,
+} from "../src/bench/cells-analysis.ts";
 import { abortableSleep, startClosedLoop, streamsAt } from "../src/bench/closed-loop.ts";
 import { simBackendArgs, simBackendSettings } from "../src/bench/compare.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
-import { freePort } from "../src/bench/free-port.ts";
+import {
+  type HapEvent,
+  type HapRequest,
+  parseRequestLine,
+  parseStateLine,
+  withRequestLog,
+} from "../src/bench/haproxy-log.ts";
+import { haproxyInstalled, startHaproxy } from "../src/bench/haproxy-process.ts";
 import {
   type MaitredProcess,
   startMaitredProcess,
-  stopProcess,
+  startServeProcess,
 } from "../src/bench/maitred-process.ts";
-import { percentile } from "../src/bench/percentile.ts";
-import type { ProgramRecord, RunRecords } from "../src/bench/records.ts";
+import { median, percentileOf } from "../src/bench/percentile.ts";
+import { machineJiffies, processCpuSeconds } from "../src/bench/process-stats.ts";
+import type { RunRecords } from "../src/bench/records.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { SCALED_TIMES, scaleRouterTimes } from "../src/bench/start-router-for.ts";
-import { createStepClient, type StepClient } from "../src/bench/step-client.ts";
+import {
+  blocksFlag,
+  concurrencyFlag,
+  durationFlag,
+  profileFlag,
+  seedFlag,
+  timeScaleFlag,
+  warmupFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
+import { scaledTimeFlags, scaleRouterTimes } from "../src/bench/start-router-for.ts";
+import { createStepClient } from "../src/bench/step-client.ts";
 import { renderTable } from "../src/bench/table-cells.ts";
+import { type Attempt, programIndex, subsequence, traceClient } from "../src/bench/trace-client.ts";
 import {
   type Cell,
   CHECK_INTERVAL_MS,
@@ -85,13 +116,10 @@ import {
 } from "../src/cells/haproxy-config.ts";
 import { IDENTITY_SOURCES } from "../src/config/identity-sources.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
-import { byteSize, duration, integer, parsedText, positive, share } from "../src/config/values.ts";
+import { byteSize, integer, share } from "../src/config/values.ts";
 import { DEFAULT_PROFILE } from "../src/engine/timing.ts";
 import { wallClock } from "../src/runtime/clock.ts";
-import { simSetting } from "../src/sim-server/options.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
-import type { Workload } from "../src/workload/types.ts";
-import { processCpuSeconds } from "./proxy-bench-kit.ts";
 
 const SPEC = {
   name: "bench:cells",
@@ -100,54 +128,14 @@ const SPEC = {
   runtime:
     "about 6 min (the defaults' own figure): --warmup + 3 × --phase, the lone-router pass and the latency requests; progress on stderr; needs haproxy (2.6+)",
   flags: {
-    concurrency: {
-      arg: "<n>",
-      default: "24",
-      description: "programs in flight",
-      check: integer(3, 10_000),
-    },
-    warmup: {
-      arg: "<duration>",
-      default: "30s",
-      description: "before the first phase",
-      check: duration({ allowZero: true }),
-    },
-    phase: {
-      arg: "<duration>",
-      default: "60s",
-      description: "each of stable, dead and back",
-      check: duration(),
-    },
-    "time-scale": {
-      arg: "<S>",
-      default: "2.5",
-      description: "engines and tools run S times faster",
-      check: positive(),
-    },
-    "num-gpu-blocks": {
-      arg: "<n>",
-      default: "4000",
-      description: "KV blocks per simulated backend",
-      check: integer(2, 100_000_000),
-    },
-    profile: {
-      arg: "<name>",
-      default: DEFAULT_PROFILE,
-      description: "the backends' timing profile",
-      check: simSetting("profile").schema,
-    },
-    seed: {
-      arg: "<n>",
-      default: "1",
-      description: "seeds the workload",
-      check: integer(0, 2 ** 31),
-    },
-    workload: {
-      arg: "<name|file|mix>",
-      default: "deepseek",
-      description: "the workload, as `maitred bench --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
+    concurrency: concurrencyFlag("24", "programs in flight", { min: 3, max: 10_000 }),
+    warmup: warmupFlag({ default: "30s" }, "before the first phase"),
+    phase: durationFlag({ default: "60s" }, "each of stable, dead and back"),
+    "time-scale": timeScaleFlag("2.5", "engines and tools run S times faster"),
+    "num-gpu-blocks": blocksFlag("4000", "KV blocks per simulated backend", 100_000_000),
+    profile: profileFlag(DEFAULT_PROFILE, "the backends' timing profile"),
+    seed: seedFlag("seeds the workload", 2 ** 31),
+    workload: workloadFlag({ description: "the workload, as `maitred bench --workload` names it" }),
     "stream-share": {
       arg: "<share>",
       default: "0.5",
@@ -212,8 +200,6 @@ const BACKENDS_PER_CELL = 2;
 const PASS_CELL_FLAG = true;
 /** Program ids of the closed loop: `cells-p<index>`, the same in both passes. */
 const PROGRAM_PREFIX = "cells-";
-/** HAProxy's proxy whose servers hash program ids (haproxy-config.ts). */
-const HASH_BACKEND = "cells_by_program";
 /** The body of the large latency requests: an agent's context is hundreds of KB of JSON. */
 const LARGE_BODY_BYTES = 200 * 1024;
 /**
@@ -226,7 +212,7 @@ const NO_TRIM =
 const READY_TIMEOUT_MS = 30_000;
 
 // HAProxy first: nothing is started without it.
-if (spawnSync("haproxy", ["-v"]).error !== undefined) {
+if (!haproxyInstalled()) {
   console.error("haproxy not found: apt-get install haproxy");
   process.exit(2);
 }
@@ -266,31 +252,14 @@ const log = (msg: string) => {
   if (a["haproxy-log"] !== undefined) appendFileSync(a["haproxy-log"], `# ${Date.now()} ${msg}\n`);
 };
 
-/** Busy and total jiffies of the whole machine (/proc/stat), for its CPU use over a window. */
-function machineJiffies(): { busy: number; total: number } {
-  const f = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1);
-  const n = f.map(Number);
-  const total = n.reduce((s, v) => s + v, 0);
-  return { busy: total - n[3] - n[4], total };
-}
-
-const pct = (xs: readonly number[], q: number) =>
-  percentile(
-    [...xs].sort((x, y) => x - y),
-    q,
-  );
-const median = (xs: readonly number[]) => pct(xs, 50);
+const pct = percentileOf;
 const f0 = (v: number) => (Number.isFinite(v) ? v.toFixed(0) : "-");
 const f1 = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : "-");
 const f2 = (v: number) => (Number.isFinite(v) ? v.toFixed(2) : "-");
 const f3 = (v: number) => (Number.isFinite(v) ? v.toFixed(3) : "-");
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** The index `i` of program id `…p<i>` (its workload position, which seeds everything). */
-function programIndex(id: string): number {
-  const m = /p(\d+)$/.exec(id);
-  return m === null ? 0 : Number(m[1]);
-}
+/** Whether a program streams, fixed by its workload index (the same in every pass). */
+const streams = (programId: string) => streamsAt(programIndex(programId), streamShare);
 
 // ─── processes: simulated backends, cells, HAProxy ──────────────────────────────────────────
 interface Proc {
@@ -336,63 +305,18 @@ const routerConfig = scaleRouterTimes(
 /** `maitred serve --router tr` as `bench compare` runs it, on `port`, named `name`. */
 async function startCell(name: string, backendUrls: readonly string[], port: number) {
   return owned(
-    await startMaitredProcess(
+    await startServeProcess(
       [
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
         "--router",
         "tr",
         "--backends",
         backendUrls.join(","),
-        "--log-level",
-        "info",
-        "--tail",
-        routerConfig.tail,
-        ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(routerConfig[key] / 1000)]),
+        ...scaledTimeFlags(routerConfig),
         ...(PASS_CELL_FLAG ? ["--cell", name] : []),
       ],
-      "maitred listening",
+      { port },
     ),
   );
-}
-
-/**
- * One request as HAProxy logged it; times in this process's clock (ms since the epoch). On a
- * keep-alive connection HAProxy's accept date is the end of the previous request, so the
- * request itself starts after the handshake and idle times (`%Th`, `%Ti`).
- */
-interface HapRequest {
-  /** The request's first byte reached HAProxy. */
-  startMs: number;
-  /** HAProxy had sent it to the cell that answered (after any retries): start + TR + Tw + Tc. */
-  sentMs: number;
-  /** Its last byte went out (start + Ta). */
-  endMs: number;
-  /** The cell that served it last (`<NOSRV>`: none). */
-  server: string;
-  program: string | null;
-  status: number;
-  /** `%TR`, `%Tw`, `%Tc`, `%Tr`, `%Ta` (ms; -1 where the step never happened). */
-  tR: number;
-  tw: number;
-  tc: number;
-  tr: number;
-  ta: number;
-  /** HAProxy's retries of it (on another cell: `option redispatch`). */
-  retries: number;
-  /** Termination state, `----` for a request that ended normally. */
-  term: string;
-  method: string;
-  path: string;
-}
-
-interface HapEvent {
-  atMs: number;
-  server: string;
-  state: "UP" | "DOWN";
 }
 
 interface Haproxy {
@@ -404,28 +328,10 @@ interface Haproxy {
   close(): Promise<void>;
 }
 
-/**
- * Bench-only lines of the client frontend: one log line per request at `info` on HAProxy's
- * stdout (the generated file logs `notice` and up only, so state changes but no requests).
- */
-const LOG_LINES = [
-  "    # bench-cells: one line per request, parsed by the bench.",
-  "    no log",
-  "    log stdout format raw local0 info",
-  '    log-format "REQ %Ts.%ms %b %s %[var(txn.program)] %ST %Th/%Ti/%TR/%Tw/%Tc/%Tr/%Ta %rc %tsc %B %HM %HU"',
-];
-
 function benchConfig(cells: readonly Cell[], bind: string, statsBind: string): string {
-  const text = haproxyConfig({
-    cells,
-    bind,
-    statsBind,
-    identityOrder: IDENTITY_SOURCES,
-    bodyBufferBytes,
-  });
-  const frontend = /^frontend maitred\n {4}bind [^\n]*\n/m;
-  if (!frontend.test(text)) throw new Error("generated HAProxy config has no `frontend maitred`");
-  return text.replace(frontend, (m) => `${m}${LOG_LINES.join("\n")}\n`);
+  return withRequestLog(
+    haproxyConfig({ cells, bind, statsBind, identityOrder: IDENTITY_SOURCES, bodyBufferBytes }),
+  );
 }
 
 /**
@@ -434,117 +340,42 @@ function benchConfig(cells: readonly Cell[], bind: string, statsBind: string): s
  */
 const HAP_CLOCK_OFFSET_MS = Date.now() - wallClock.now();
 
-const REQ_LINE = new RegExp(
-  "^REQ (\\d+)\\.(\\d{3}) (\\S+) (\\S+) (\\S+) (-?\\d+) " +
-    Array(7).fill("(-?\\d+)").join("/") +
-    " (\\+?)(\\d+) (\\S+) (\\d+) (\\S+) (\\S+)",
-);
-const STATE_LINE = new RegExp(`^Server ${HASH_BACKEND}/(\\S+) is (UP|DOWN)\\b`);
-
-function parseRequest(line: string): HapRequest | null {
-  const m = REQ_LINE.exec(line);
-  if (m === null) return null;
-  const [th, ti, tR, tw, tc, tr, ta] = m.slice(7, 14).map(Number);
-  const startMs = Number(m[1]) * 1000 + Number(m[2]) - HAP_CLOCK_OFFSET_MS + th + ti;
-  return {
-    startMs,
-    sentMs: startMs + Math.max(0, tR) + Math.max(0, tw) + Math.max(0, tc),
-    endMs: startMs + Math.max(0, ta),
-    server: m[4],
-    program: m[5] === "-" ? null : m[5],
-    status: Number(m[6]),
-    tR,
-    tw,
-    tc,
-    tr,
-    ta,
-    retries: Number(m[15]),
-    term: m[16],
-    method: m[18],
-    path: m[19],
-  };
-}
-
 /**
- * HAProxy in front of `cells`, on free loopback ports, its config checked with `-c` first; its
- * stdout (the log) is also appended to `logFile` when given.
+ * HAProxy in front of `cells` (haproxy-process.ts) with the bench's log lines added; each line
+ * it logs is parsed as it comes, and also appended to `logFile` when given.
  */
-async function startHaproxy(cells: readonly Cell[], logFile?: string): Promise<Haproxy> {
-  const bind = `127.0.0.1:${await freePort()}`;
-  const statsBind = `127.0.0.1:${await freePort()}`;
-  const configText = benchConfig(cells, bind, statsBind);
+async function startBenchHaproxy(cells: readonly Cell[], logFile?: string): Promise<Haproxy> {
   const dir = mkdtempSync(join(tmpdir(), "bench-cells-"));
   const removeDir = own(async () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, "haproxy.cfg");
-  writeFileSync(file, configText);
-  const check = spawnSync("haproxy", ["-c", "-f", file], { encoding: "utf8" });
-  if (check.status !== 0) {
-    throw new Error(`haproxy -c rejected the configuration:\n${check.stdout}${check.stderr}`);
-  }
-  const child = spawn("haproxy", ["-f", file, "-db"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: a["haproxy-no-trim"] ? { ...process.env, GLIBC_TUNABLES: NO_TRIM } : process.env,
-  });
-  const stop = own(async () => {
-    await stopProcess(child);
-    await removeDir();
-  });
   const requests: HapRequest[] = [];
   const events: HapEvent[] = [];
-  const stderrTail: string[] = [];
-  createInterface({ input: child.stdout }).on("line", (line) => {
-    const at = wallClock.now();
-    if (logFile !== undefined) appendFileSync(logFile, `${line}\n`);
-    if (line.startsWith("REQ ")) {
-      const r = parseRequest(line);
-      if (r !== null) requests.push(r);
-      return;
-    }
-    const m = STATE_LINE.exec(line);
-    if (m !== null) events.push({ atMs: at, server: m[1], state: m[2] as "UP" | "DOWN" });
+  const hap = await startHaproxy({
+    cells,
+    dir,
+    config: (bind, statsBind) => benchConfig(cells, bind, statsBind),
+    env: a["haproxy-no-trim"] ? { ...process.env, GLIBC_TUNABLES: NO_TRIM } : process.env,
+    onLine: (line) => {
+      const at = wallClock.now();
+      if (logFile !== undefined) appendFileSync(logFile, `${line}\n`);
+      if (line.startsWith("REQ ")) {
+        const r = parseRequestLine(line, HAP_CLOCK_OFFSET_MS);
+        if (r !== null) requests.push(r);
+        return;
+      }
+      const change = parseStateLine(line);
+      if (change !== null) events.push({ atMs: at, ...change });
+    },
   });
-  createInterface({ input: child.stderr }).on("line", (line) => {
-    stderrTail.push(line);
-    if (stderrTail.length > 20) stderrTail.shift();
+  const stop = own(async () => {
+    await hap.close();
+    await removeDir();
   });
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const statsUrl = `http://${statsBind}`;
-
-  /** Until HAProxy's checks have passed on every named cell (servers start out UP, unchecked). */
-  async function waitAllUp(names: readonly string[]): Promise<void> {
-    const deadline = wallClock.now() + READY_TIMEOUT_MS;
-    for (;;) {
-      if (child.exitCode !== null) {
-        throw new Error(`haproxy exited (${child.exitCode}):\n${stderrTail.join("\n")}`);
-      }
-      try {
-        const text = await (await fetch(`${statsUrl}/metrics`)).text();
-        const up = names.every(
-          (n) =>
-            text.includes(
-              `haproxy_server_status{proxy="${HASH_BACKEND}",server="${n}",state="UP"} 1`,
-            ) &&
-            text.includes(
-              `haproxy_server_check_status{proxy="${HASH_BACKEND}",server="${n}",state="L7OK"} 1`,
-            ),
-        );
-        if (up) return;
-      } catch {
-        // not listening yet
-      }
-      if (wallClock.now() > deadline) {
-        throw new Error(`HAProxy did not see ${names.join(", ")} UP within ${READY_TIMEOUT_MS} ms`);
-      }
-      await Promise.race([sleep(100), exited]);
-    }
-  }
-
   return {
-    url: `http://${bind}`,
-    pid: child.pid as number,
+    url: hap.url,
+    pid: hap.pid,
     requests,
     events,
-    waitAllUp,
+    waitAllUp: (names) => hap.waitUp(names, READY_TIMEOUT_MS),
     close: stop,
   };
 }
@@ -576,105 +407,6 @@ async function clockSkew(hap: Haproxy, tag: string): Promise<number> {
   return d.length === 0 ? 0 : median(d);
 }
 
-// ─── the driver's client: which programs stream, every attempt, a drain at the end ──────────
-interface Attempt {
-  programId: string;
-  startMs: number;
-  endMs: number | null;
-  stream: boolean;
-  firstTokenMs: number | null;
-  /** `hung`: still unanswered `drainMs` after the run ended. */
-  outcome: "pending" | "ok" | "failed" | "hung";
-  kind: string | null;
-  /** How long the router held it before forwarding (`x-maitred-paused-ms`), when answered. */
-  pausedMs: number | null;
-  /** Answered after the run had ended (during the drain). */
-  afterStop: boolean;
-}
-
-/**
- * Wraps the step client so that (1) whether a program streams is fixed by its workload index
- * (`streamsAt`), not by the order a driver happened to launch it in, so a lone router sees the
- * same programs stream as its cell did; (2) every attempt is kept with its times; (3) when the
- * run ends, requests in flight get `drainMs` to be answered before they are cut and counted
- * as hung (the closed loop cuts them at once, which would hide a request that never ends).
- */
-function traceClient(inner: StepClient, drainMs: number) {
-  const attempts: Attempt[] = [];
-  const hard = new AbortController();
-  setMaxListeners(0, hard.signal);
-  let draining = false;
-  const startDrain = () => {
-    if (draining) return;
-    draining = true;
-    if (drainMs <= 0) hard.abort();
-    else setTimeout(() => hard.abort(), drainMs).unref();
-  };
-  const client: StepClient = {
-    async send(req, signal) {
-      const stream = streamsAt(programIndex(req.programId), streamShare);
-      const at: Attempt = {
-        programId: req.programId,
-        startMs: wallClock.now(),
-        endMs: null,
-        stream,
-        firstTokenMs: null,
-        outcome: "pending",
-        kind: null,
-        pausedMs: null,
-        afterStop: false,
-      };
-      attempts.push(at);
-      if (signal.aborted) startDrain();
-      signal.addEventListener("abort", startDrain, { once: true });
-      try {
-        const res = await inner.send(
-          {
-            ...req,
-            stream,
-            onFirstToken: () => {
-              at.firstTokenMs ??= wallClock.now();
-              req.onFirstToken?.();
-            },
-          },
-          hard.signal,
-        );
-        at.endMs = wallClock.now();
-        at.afterStop = signal.aborted;
-        at.outcome = res.ok ? "ok" : "failed";
-        if (res.ok) at.pausedMs = res.pausedMs;
-        else at.kind = res.kind;
-        return res;
-      } catch (err) {
-        if (hard.signal.aborted) at.outcome = "hung";
-        throw err;
-      } finally {
-        signal.removeEventListener("abort", startDrain);
-      }
-    },
-    release: (id) => inner.release(id),
-    close: () => inner.close(),
-  };
-  return { client, attempts };
-}
-
-/** The programs of `base` at `indices`, in that order, under their own ids and seeds. */
-function subsequence(base: Workload, indices: readonly number[], cell: string): Workload {
-  return {
-    name: base.name,
-    seed: base.seed,
-    sharedPrefixTokens: base.sharedPrefixTokens,
-    size: base.size,
-    ...(base.unreleased === undefined ? {} : { unreleased: base.unreleased }),
-    programAt(k) {
-      if (k >= indices.length) {
-        throw new Error(`${cell}: ran out of probed program ids (${indices.length})`);
-      }
-      return base.programAt(indices[k]);
-    },
-  };
-}
-
 // ─── the ring probe: HAProxy's program → cell map for any id ────────────────────────────────
 /**
  * The cell HAProxy's hash gives each id: the same generated configuration in front of three
@@ -701,7 +433,7 @@ async function probeRing(ids: readonly string[]): Promise<Map<string, string>> {
     for (const s of stubs) s.closeAllConnections();
     await Promise.all(stubs.map((s) => new Promise((r) => s.close(r))));
   });
-  const hap = await startHaproxy(cells);
+  const hap = await startBenchHaproxy(cells);
   const pool = new Pool(hap.url, { connections: 8 });
   const map = new Map<string, string>();
   try {
@@ -775,138 +507,17 @@ async function alternate(
 }
 
 // ─── analysis helpers ───────────────────────────────────────────────────────────────────────
-interface Span {
-  from: number;
-  to: number;
-}
 interface Window extends Span {
   name: string;
 }
 
-const inWindow = (t: number, w: Span) => t >= w.from && t < w.to;
-/** The request ran wholly inside `w`: no cell changed while it was in flight. */
-const within = (r: HapRequest, w: Span) => r.startMs >= w.from && r.endMs < w.to;
 const isChat = (r: HapRequest) =>
   r.method === "POST" &&
   r.path.startsWith("/v1/chat/completions") &&
   r.program?.startsWith(`${PROGRAM_PREFIX}p`) === true;
-/** Answered in full: a 200 that ended normally (a cut stream is logged 200 too, `SD`). */
-const answered = (r: HapRequest) => r.status === 200 && r.term.startsWith("--");
-const sum = (xs: readonly number[]) => xs.reduce((s, v) => s + v, 0);
-
-interface Affinity {
-  programs: number;
-  meanShare: number;
-  below: number;
-}
-
-/** Per program, the share of its answered requests in `w` that its most-used cell served. */
-function affinity(reqs: readonly HapRequest[], w: Span): Affinity {
-  const per = new Map<string, Map<string, number>>();
-  for (const r of reqs) {
-    if (!answered(r) || !within(r, w)) continue;
-    const program = r.program as string;
-    const m = per.get(program) ?? new Map<string, number>();
-    per.set(program, m);
-    m.set(r.server, (m.get(r.server) ?? 0) + 1);
-  }
-  let total = 0;
-  let below = 0;
-  for (const m of per.values()) {
-    const counts = [...m.values()];
-    const s = Math.max(...counts) / sum(counts);
-    total += s;
-    if (s < 1) below++;
-  }
-  return { programs: per.size, meanShare: per.size === 0 ? Number.NaN : total / per.size, below };
-}
-
-/** Programs answered in both spans, and those whose last cell in `before` ≠ first in `after`. */
-function moves(reqs: readonly HapRequest[], before: Span, after: Span) {
-  const last = new Map<string, string>();
-  const first = new Map<string, string>();
-  for (const r of reqs) {
-    if (!answered(r)) continue;
-    const p = r.program as string;
-    if (within(r, before)) last.set(p, r.server);
-    if (within(r, after) && !first.has(p)) first.set(p, r.server);
-  }
-  let both = 0;
-  const moved: { program: string; from: string; to: string }[] = [];
-  for (const [program, from] of last) {
-    const to = first.get(program);
-    if (to === undefined) continue;
-    both++;
-    if (to !== from) moved.push({ program, from, to });
-  }
-  return { both, moved };
-}
-
-/** Each program's requests in HAProxy's log, by start. */
-function byProgram(reqs: readonly HapRequest[]): Map<string, HapRequest[]> {
-  const m = new Map<string, HapRequest[]>();
-  for (const r of reqs) {
-    const list = m.get(r.program as string) ?? [];
-    m.set(r.program as string, list);
-    list.push(r);
-  }
-  for (const list of m.values()) list.sort((x, y) => x.startMs - y.startMs);
-  return m;
-}
-
-/**
- * The log line of a driver's attempt: its program's request that started nearest it (a
- * program's requests are a step and a tool call apart, so within 1 s there is one).
- */
-function logOf(at: Attempt, index: Map<string, HapRequest[]>): HapRequest | null {
-  let best: HapRequest | null = null;
-  for (const r of index.get(at.programId) ?? []) {
-    const d = Math.abs(r.startMs - at.startMs);
-    if (d <= 1000 && (best === null || d < Math.abs(best.startMs - at.startMs))) best = r;
-  }
-  return best;
-}
-
-/** Time-averaged programs in flight per cell over `w`, from the driver's program records. */
-function meanInFlight(
-  programs: readonly ProgramRecord[],
-  runEndMs: number,
-  t0: number,
-  cellOf: (id: string) => string | undefined,
-  w: Span,
-): number[] {
-  const out = CELLS.map(() => 0);
-  for (const p of programs) {
-    const c = CELLS.indexOf(cellOf(p.programId) ?? "");
-    const from = Math.max(w.from, t0 + p.launchMs);
-    const to = Math.min(w.to, t0 + (p.endMs ?? runEndMs));
-    if (c >= 0 && to > from) out[c] += (to - from) / (w.to - w.from);
-  }
-  return out;
-}
-
-/** Integers summing to `total`, proportional to `weights` (largest remainders). */
-function apportion(weights: readonly number[], total: number): number[] {
-  const whole = sum(weights);
-  const exact = weights.map((v) => (v / whole) * total);
-  const out = exact.map(Math.floor);
-  const order = exact.map((v, i) => [v - Math.floor(v), i] as const).sort((x, y) => y[0] - x[0]);
-  for (let k = 0; sum(out) < total; k++) out[order[k % order.length][1]]++;
-  return out;
-}
 
 const stepsIn = (records: RunRecords, t0: number, w: Span) =>
   records.steps.filter((s) => inWindow(t0 + s.endMs, w));
-
-/** CPU seconds so far of each part of the stack, and the machine's jiffies. */
-interface CpuSample {
-  backends: number;
-  cells: number;
-  haproxy: number;
-  driver: number;
-  busy: number;
-  total: number;
-}
 
 /** CPU seconds of a process; 0 once it is gone. */
 function cpuOf(pid: number): number {
@@ -932,32 +543,6 @@ function takeSample(backendPids: readonly number[], cells: number, hapPid: numbe
     busy: m.busy,
     total: m.total,
   } satisfies CpuSample;
-}
-
-/**
- * % of one CPU each part used between two samples `wallMs` apart; `other` is what the rest of
- * the machine used (its busy time from /proc/stat less ours): on a shared machine, the noise.
- */
-function cpuShares(s0: CpuSample, s1: CpuSample, wallMs: number) {
-  const pct = (v: number) => (100 * v) / (wallMs / 1000);
-  const machine = (s1.busy - s0.busy) / (s1.total - s0.total);
-  const ours =
-    s1.backends -
-    s0.backends +
-    s1.cells -
-    s0.cells +
-    s1.haproxy -
-    s0.haproxy +
-    s1.driver -
-    s0.driver;
-  return {
-    machine: 100 * machine,
-    backends: pct(s1.backends - s0.backends),
-    cells: pct(s1.cells - s0.cells),
-    haproxy: pct(s1.haproxy - s0.haproxy),
-    driver: pct(s1.driver - s0.driver),
-    other: pct(machine * cpuCount * (wallMs / 1000) - ours),
-  };
 }
 
 // ─── the run ────────────────────────────────────────────────────────────────────────────────
@@ -995,7 +580,7 @@ async function main(): Promise<void> {
   );
 
   // 2. HAProxy in front of them, once its checks have passed on all three.
-  const hap = await startHaproxy(
+  const hap = await startBenchHaproxy(
     CELLS.map((name, c) => ({ name, address: `127.0.0.1:${cellPort[c]}` })),
     a["haproxy-log"],
   );
@@ -1007,7 +592,11 @@ async function main(): Promise<void> {
   // A request still unanswered this long after the run ended is hung: maitred seats every
   // held request within --max-pause.
   const drainMs = routerConfig.maxPauseMs + 30_000;
-  const traced = traceClient(createStepClient({ url: hap.url, connections: concurrency }), drainMs);
+  const traced = traceClient(
+    createStepClient({ url: hap.url, connections: concurrency }),
+    drainMs,
+    streams,
+  );
   let deadCellsCpu = 0;
   const samples: CpuSample[] = [];
   const sample = () => {
@@ -1272,7 +861,7 @@ async function main(): Promise<void> {
       phases.map((w, k) => {
         const s0 = samples[k];
         const s1 = samples[k + 1];
-        const c = cpuShares(s0, s1, w.to - w.from);
+        const c = cpuShares(s0, s1, w.to - w.from, cpuCount);
         const n = hapRequests.filter((r) => inWindow(r.startMs, w)).length;
         return [
           w.name,
@@ -1456,7 +1045,7 @@ async function main(): Promise<void> {
   else if (workload.mix !== undefined) {
     print("lone-router pass skipped: a mixed workload gives its programs to slots, not by index");
   } else {
-    const shares = meanInFlight(records.programs, endAt, t0, ringOf, calm.stable);
+    const shares = meanInFlight(CELLS, records.programs, endAt, t0, ringOf, calm.stable);
     const loneConc = apportion(shares, concurrency);
     log(`lone pass: ${sec(warmupMs)} warmup + ${sec(phaseMs)}`);
     const loneBackends: Proc[][] = [];
@@ -1478,6 +1067,7 @@ async function main(): Promise<void> {
       const t = traceClient(
         createStepClient({ url: loneRouters[c].url, connections: loneConc[c] }),
         0,
+        streams,
       );
       const loop = startClosedLoop({
         workload: subsequence(workload, indices, cell),
@@ -1502,7 +1092,7 @@ async function main(): Promise<void> {
       );
     const c0 = loneSample();
     await sleepUntil(lt0 + warmupMs + phaseMs);
-    const loneCpu = cpuShares(c0, loneSample(), phaseMs);
+    const loneCpu = cpuShares(c0, loneSample(), phaseMs, cpuCount);
     const loneRecords = await Promise.all(lone.map((l) => l.loop.done));
     await Promise.all(lone.map((l) => l.t.client.close()));
     await closeAll();

@@ -15,6 +15,7 @@ import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
+import { jsonFlag, profileFlag, seedFlag } from "../src/bench/script-flags.ts";
 import { integer, positive } from "../src/config/values.ts";
 import { generationPromptTokens, messageTokens } from "../src/engine/chat-template.ts";
 import { createEngine } from "../src/engine/engine.ts";
@@ -22,7 +23,7 @@ import { engineConfigFromProfile } from "../src/engine/timing.ts";
 import { decode, textOfTokens } from "../src/engine/tokenizer.ts";
 import type { RequestOutput } from "../src/engine/types.ts";
 import { attachEngine, createEventKernel } from "../src/engine/virtual-driver.ts";
-import { simSetting } from "../src/sim-server/options.ts";
+import { createRng } from "../src/workload/prng.ts";
 
 const SPEC = {
   name: "bench:engine",
@@ -38,19 +39,9 @@ const SPEC = {
       check: integer(1, 1_000_000),
     },
     hours: { arg: "<h>", default: "1", description: "simulated hours", check: positive() },
-    profile: {
-      arg: "<name>",
-      default: "llama-3.1-8b-h100",
-      description: "the engine's timing profile",
-      check: simSetting("profile").schema,
-    },
-    seed: {
-      arg: "<n>",
-      default: "1",
-      description: "seeds the programs and the engine",
-      check: integer(0, 2 ** 31 - 1),
-    },
-    json: { arg: "<file>", description: "also write the figures as JSON" },
+    profile: profileFlag("llama-3.1-8b-h100", "the engine's timing profile"),
+    seed: seedFlag("seeds the programs and the engine"),
+    json: jsonFlag("also write the figures as JSON"),
   },
 } satisfies ScriptSpec;
 const { values: args } = scriptArgs(SPEC);
@@ -72,16 +63,7 @@ const TOOL_FAST_MS = { mu: 5.57, sigma: 0.36 };
 const TOOL_SLOW_MS = { mu: 8.04, sigma: 0.97 };
 const TOOL_CAP_MS = 60_000;
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = mulberry32(SEED);
+const rand = createRng(SEED).next;
 const lognormal = ({ mu, sigma }: { mu: number; sigma: number }) => {
   const u = 1 - rand();
   const v = rand();

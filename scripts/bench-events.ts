@@ -18,15 +18,15 @@
  *
  *   node scripts/bench-events.ts [--seconds 2] [--apis chat]
  */
+import { markdownTable } from "../src/bench/markdown-table.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
+import { type Api, answerEvents } from "../src/bench/vllm-like-upstream.ts";
 import { listOf, positive } from "../src/config/values.ts";
 import { createAgentSseRelay } from "../src/proxy/agent-sse-relay.ts";
 import { createAgentRebuilder } from "../src/proxy/rebuild-agent-answer.ts";
 import { createCompletionRebuilder } from "../src/proxy/rebuild-completion.ts";
 import { createSseRelay } from "../src/proxy/sse-relay.ts";
-import { markdownTable } from "./proxy-bench-kit.ts";
-import { type Api, answerEvents } from "./vllm-like-upstream.ts";
 
 const SPEC = {
   name: "bench:events",

@@ -15,10 +15,11 @@
 import { request } from "node:http";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { timeScaleFlag } from "../src/bench/script-flags.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
 import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
 import { settingOf } from "../src/config/setting.ts";
-import { integer, positive } from "../src/config/values.ts";
+import { integer } from "../src/config/values.ts";
 import { startRouter } from "../src/service/service.ts";
 
 const SPEC = {
@@ -36,12 +37,7 @@ const SPEC = {
       description: "output tokens of the holder's answer",
       check: integer(1, 1_000_000),
     },
-    "time-scale": {
-      arg: "<S>",
-      default: "0.05",
-      description: "the engine runs S times real time (below 1: slower)",
-      check: positive(),
-    },
+    "time-scale": timeScaleFlag("0.05", "the engine runs S times real time (below 1: slower)"),
     "hold-keepalive": {
       arg: "<on|off>",
       default: "on",

@@ -17,13 +17,21 @@
  * earlier invocations instead of running (a later file's run replaces an earlier one's of the
  * same workload, seed, router and size), so a re-run of some sizes joins the rest.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { markdownTable } from "../src/bench/markdown-table.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { integer, listOfItems, nonNegative, parsedText } from "../src/config/values.ts";
-import { parseWorkloadArg } from "../src/workload/load-workload.ts";
-import { lineChart } from "./line-chart.ts";
+import {
+  concurrencyFlag,
+  fromJsonFlag,
+  JOBS_FLAG,
+  jsonFlag,
+  ONE_FLAG,
+  QUICK_FLAG,
+  seedsFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
 import {
   benchEntry,
   HOUR_WINDOW,
@@ -35,7 +43,9 @@ import {
   runTier,
   type TierResult,
   type TierRun,
-} from "./sim-runs.ts";
+} from "../src/bench/sim-runs.ts";
+import { lineChart } from "../src/bench/svg-chart.ts";
+import { listOfItems, nonNegative } from "../src/config/values.ts";
 
 const ROUTERS = ["default", "tr", "oracle"] as const;
 type Router = (typeof ROUTERS)[number];
@@ -47,16 +57,6 @@ interface RunSpec extends TierRun {
 
 type RunResult = TierResult<RunSpec>;
 
-const MAX_INT = 2 ** 31 - 1;
-
-/** `--from-json`: files that are there (what is in them is read when they are). */
-const savedRuns = parsedText((files) => {
-  const missing = files.split(",").filter((f) => !existsSync(f));
-  if (missing.length > 0)
-    throw new Error(`no such file ${missing.map((f) => JSON.stringify(f)).join(", ")}`);
-  return files;
-});
-
 const SPEC = {
   name: "bench:host-tier",
   summary:
@@ -64,46 +64,23 @@ const SPEC = {
   runtime:
     "about 15 min on 2 cores (recorded: 26 runs); one line per run on stderr; scales with --seeds × (2 × --sizes + 1)",
   flags: {
-    one: { description: "one run, as a child process (internal)", hidden: true },
+    one: ONE_FLAG,
     sizes: {
       arg: "<list>",
       default: "0,25,50,100,200,400",
       description: "host KV tier per engine, GiB (--kv-offloading-size), a row each",
       check: listOfItems(nonNegative()),
     },
-    seeds: {
-      arg: "<list>",
-      default: "7,1",
-      description: "seeds, a table each",
-      check: listOfItems(integer(0, MAX_INT)),
-    },
-    workload: {
-      arg: "<name|file|mix>",
-      default: "deepseek",
-      description: "the workload, as `maitred simulate --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
-    concurrency: {
-      arg: "<n>",
-      default: "128",
-      description: "programs in flight",
-      check: integer(1, 4096),
-    },
-    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
-    jobs: {
-      arg: "<n>",
-      defaultText: "one per core",
-      description: "runs at once, each its own child process",
-      check: integer(1, 64),
-    },
-    json: { arg: "<file>", description: "also write every run as JSON" },
+    seeds: seedsFlag("7,1", "seeds, a table each"),
+    workload: workloadFlag(),
+    concurrency: concurrencyFlag("128", "programs in flight", { max: 4096 }),
+    quick: QUICK_FLAG,
+    jobs: JOBS_FLAG,
+    json: jsonFlag(),
     svg: { arg: "<file>", description: "draw steps/min against the tier size" },
-    "from-json": {
-      arg: "<a.json[,b.json]>",
-      description:
-        "print from earlier runs' --json instead of running (a later file's run replaces an earlier one's)",
-      check: savedRuns,
-    },
+    "from-json": fromJsonFlag(
+      "print from earlier runs' --json instead of running (a later file's run replaces an earlier one's)",
+    ),
   },
 } satisfies ScriptSpec;
 const { values: args, parsed } = scriptArgs(SPEC);
@@ -123,19 +100,44 @@ function table(results: RunResult[], workload: string, seed: number, sizes: numb
         (router === "oracle" || r.spec.sizeGiB === size),
     ) as RunResult;
   const oracle = find("oracle", 0);
+  const rows = sizes.map((size) => {
+    const d = find("default", size);
+    const t = find("tr", size);
+    return [
+      `${size} GiB`,
+      d.stepsPerMin.toFixed(1),
+      t.stepsPerMin.toFixed(1),
+      (t.stepsPerMin / d.stepsPerMin).toFixed(2),
+      (t.stepsPerMin / oracle.stepsPerMin).toFixed(2),
+      (d.stepsPerMin / oracle.stepsPerMin).toFixed(2),
+      fix(d.stepP99S, 0),
+      fix(t.stepP99S, 0),
+      t.longestWaitS.toFixed(0),
+      `${mega(d.prefilled)} / ${mega(t.prefilled)}`,
+      `${mega(d.hostLoaded)} / ${mega(t.hostLoaded)}`,
+    ];
+  });
   const lines = [
     `### ${workload}, seed ${seed}: oracle ${oracle.stepsPerMin.toFixed(1)} steps/min, step p99 ${fix(oracle.stepP99S, 0)} s, ${mega(oracle.prefilled)} M prompt tokens prefilled`,
     "",
-    "| host tier per engine | default steps/min | tr steps/min | tr ÷ default | tr ÷ oracle | default ÷ oracle | default step p99 (s) | tr step p99 (s) | tr longest wait (s) | prefilled M (default / tr) | host loads M (default / tr) |",
-    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    markdownTable(
+      [
+        "host tier per engine",
+        "default steps/min",
+        "tr steps/min",
+        "tr ÷ default",
+        "tr ÷ oracle",
+        "default ÷ oracle",
+        "default step p99 (s)",
+        "tr step p99 (s)",
+        "tr longest wait (s)",
+        "prefilled M (default / tr)",
+        "host loads M (default / tr)",
+      ],
+      rows,
+      0,
+    ),
   ];
-  for (const size of sizes) {
-    const d = find("default", size);
-    const t = find("tr", size);
-    lines.push(
-      `| ${size} GiB | ${d.stepsPerMin.toFixed(1)} | ${t.stepsPerMin.toFixed(1)} | ${(t.stepsPerMin / d.stepsPerMin).toFixed(2)} | ${(t.stepsPerMin / oracle.stepsPerMin).toFixed(2)} | ${(d.stepsPerMin / oracle.stepsPerMin).toFixed(2)} | ${fix(d.stepP99S, 0)} | ${fix(t.stepP99S, 0)} | ${t.longestWaitS.toFixed(0)} | ${mega(d.prefilled)} / ${mega(t.prefilled)} | ${mega(d.hostLoaded)} / ${mega(t.hostLoaded)} |`,
-    );
-  }
   lines.push(
     "",
     `Commands: \`${find("tr", sizes[sizes.length - 1]).command}\`, and the same with \`--router default\`, \`--router oracle\` and each \`--kv-offloading-size\`.`,

@@ -15,11 +15,11 @@
  */
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { timeScaleFlag } from "../src/bench/script-flags.ts";
 import { scaleRouterTimes } from "../src/bench/start-router-for.ts";
 import { resolveRouterConfig } from "../src/config/load-config.ts";
 import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
 import { settingOf } from "../src/config/setting.ts";
-import { positive } from "../src/config/values.ts";
 import { startRouter } from "../src/service/service.ts";
 
 const SPEC = {
@@ -29,12 +29,7 @@ const SPEC = {
   runtime:
     "under a minute (timed: 38 s on a busy shared core; the recorded run's steps took 2.6 scheduler ticks of 1 s)",
   flags: {
-    "time-scale": {
-      arg: "<S>",
-      default: "5",
-      description: "engines, tools and the router's clocks run S times faster",
-      check: positive(),
-    },
+    "time-scale": timeScaleFlag("5", "engines, tools and the router's clocks run S times faster"),
     "lend-after": {
       arg: "<x>",
       defaultText: "maitred serve's",

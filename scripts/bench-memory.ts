@@ -21,11 +21,15 @@
  *       [--settle-reads 6] [--warmup 500]
  *       [--json /tmp/bench-memory.json]
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { freePort } from "../src/bench/free-port.ts";
 import { type MaitredProcess, startMaitredProcess } from "../src/bench/maitred-process.ts";
+import { markdownTable } from "../src/bench/markdown-table.ts";
+import { median } from "../src/bench/percentile.ts";
+import { processRssBytes } from "../src/bench/process-stats.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { backendsFlag, concurrencyFlag } from "../src/bench/script-flags.ts";
 import { integer, listOfItems } from "../src/config/values.ts";
 
 const SPEC = {
@@ -44,18 +48,10 @@ const SPEC = {
         { error: "must rise" },
       ),
     },
-    concurrency: {
-      arg: "<n>",
-      default: "32",
-      description: "requests in flight while programs are created",
-      check: integer(1, 10_000),
-    },
-    backends: {
-      arg: "<n>",
-      default: "2",
-      description: "simulated backends, each its own process",
-      check: integer(1, 64),
-    },
+    concurrency: concurrencyFlag("32", "requests in flight while programs are created", {
+      max: 10_000,
+    }),
+    backends: backendsFlag("2", "simulated backends, each its own process"),
     "settle-reads": {
       arg: "<n>",
       default: "6",
@@ -90,13 +86,6 @@ const READ_EVERY_MS = 500;
 const NUM_GPU_BLOCKS = 400_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function vmRssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
-  if (kb === undefined) throw new Error(`no VmRSS for ${pid}`);
-  return Number(kb) * 1024;
-}
 
 async function metric(url: string, name: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -144,10 +133,9 @@ async function settled(router: MaitredProcess, inspectPort: number) {
     await sleep(READ_EVERY_MS);
     await collectGarbage(inspectPort);
     heap.push(await metric(router.url, "nodejs_heap_size_used_bytes"));
-    rss.push(vmRssBytes(router.pid));
+    rss.push(processRssBytes(router.pid));
   }
-  rss.sort((x, y) => x - y);
-  return { rssBytes: rss[Math.floor(rss.length / 2)] as number, heapUsedBytes: Math.min(...heap) };
+  return { rssBytes: median(rss), heapUsedBytes: Math.min(...heap) };
 }
 
 /**
@@ -263,13 +251,26 @@ try {
   const mb = (b: number) => (b / 2 ** 20).toFixed(1);
   const kb = (b: number | null) => (b === null ? "-" : (b / 1024).toFixed(1));
   console.log(
-    "| live programs | failed | router RSS (MiB) | heap used (MiB) | RSS per live program (KiB) | heap per live program (KiB) |",
+    markdownTable(
+      [
+        "live programs",
+        "failed",
+        "router RSS (MiB)",
+        "heap used (MiB)",
+        "RSS per live program (KiB)",
+        "heap per live program (KiB)",
+      ],
+      rows.map((r) => [
+        r.live.toLocaleString("en"),
+        String(r.failed),
+        mb(r.rssBytes),
+        mb(r.heapUsedBytes),
+        kb(r.rssPerProgramBytes),
+        kb(r.heapPerProgramBytes),
+      ]),
+      0,
+    ),
   );
-  console.log("| ---: | ---: | ---: | ---: | ---: | ---: |");
-  for (const r of rows)
-    console.log(
-      `| ${r.live.toLocaleString("en")} | ${r.failed} | ${mb(r.rssBytes)} | ${mb(r.heapUsedBytes)} | ${kb(r.rssPerProgramBytes)} | ${kb(r.heapPerProgramBytes)} |`,
-    );
   writeFileSync(
     a.values.json,
     `${JSON.stringify({ levels, concurrency, warmup, rows }, null, 2)}\n`,

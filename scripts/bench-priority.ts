@@ -20,16 +20,24 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { mean } from "../src/bench/percentile.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import {
+  durationFlag,
+  jsonFlag,
+  seedsFlag,
+  warmupFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
 import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
 import { settingOf } from "../src/config/setting.ts";
-import { duration, integer, listOfItems, parsedText } from "../src/config/values.ts";
+import { parsedText } from "../src/config/values.ts";
 import type { PriorityConfig, SchedulerConfig } from "../src/core/api.ts";
 import { resolveSimulateFlags, SIMULATE_SETTINGS } from "../src/simulate/simulate-options.ts";
 import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
-import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
+import { loadWorkload } from "../src/workload/load-workload.ts";
 
 const SPEC = {
   name: "bench:priority",
@@ -38,36 +46,19 @@ const SPEC = {
   runtime:
     "not timed; 6 runs of one simulated hour (off and on per seed), one after another, a line each on stderr; scales with --seeds × (--warmup + --duration)",
   flags: {
-    seeds: {
-      arg: "<list>",
-      default: "1,2,3",
-      description: "seeds, a pair of runs each",
-      check: listOfItems(integer(0, 2 ** 31 - 1)),
-    },
+    seeds: seedsFlag("1,2,3", "seeds, a pair of runs each"),
     concurrency: {
       arg: "<n>",
       default: "128",
       description: "program slots",
       check: SIMULATE_SETTINGS.concurrency.schema,
     },
-    workload: {
+    workload: workloadFlag({
       arg: "<mix>",
       default: "mix:chat@interactive=0.2,deepseek@bulk=0.8",
-      description: "the workload, as `maitred simulate --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
-    warmup: {
-      arg: "<duration>",
-      default: "10m",
-      description: "simulated warm-up",
-      check: duration({ allowZero: true }),
-    },
-    duration: {
-      arg: "<duration>",
-      default: "50m",
-      description: "simulated steady window",
-      check: duration(),
-    },
+    }),
+    warmup: warmupFlag({ default: "10m" }),
+    duration: durationFlag({ default: "50m" }),
     classes: {
       arg: "<json>",
       defaultText: "the built-in class defaults",
@@ -80,7 +71,7 @@ const SPEC = {
       description: "order within a class with priorities on, as `maitred serve --queue-policy`",
       check: settingOf(ROUTER_SETTINGS, "queue-policy", "maitred serve").schema,
     },
-    json: { arg: "<file>", description: "also write the runs as JSON" },
+    json: jsonFlag("also write the runs as JSON"),
   },
 } satisfies ScriptSpec;
 const { values: args } = scriptArgs(SPEC);
@@ -182,7 +173,6 @@ for (const [i, seed] of seeds.entries()) {
     ].join("\n"),
   );
 }
-const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 process.stdout.write(
   `mean over seeds ${seeds.join(",")}: TTFT ratio ${f(
     mean(

@@ -52,27 +52,26 @@
  */
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
-import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { Pool } from "undici";
+import { startFastUpstream } from "../src/bench/fast-upstream.ts";
+import { percentile } from "../src/bench/percentile.ts";
+import { type CountingUpstream, forkVllmLike, runTokenLoad } from "../src/bench/proxy-bench-kit.ts";
+import {
+  marginalLines,
+  measureTokens,
+  type TokenCase,
+  type TokenRow,
+  tokenCases,
+  tokensTable,
+} from "../src/bench/proxy-tokens.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { flagError, progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { jsonFlag } from "../src/bench/script-flags.ts";
+import type { Api, UpstreamStats } from "../src/bench/vllm-like-upstream.ts";
 import { ROUTER_SETTINGS } from "../src/config/router-config.ts";
 import { settingOf } from "../src/config/setting.ts";
 import { integer, list, listOf, nonNegative, oneOf, positive } from "../src/config/values.ts";
-import {
-  type CountingUpstream,
-  forkVllmLike,
-  grouped,
-  markdownTable,
-  type RouterProcess,
-  runTokenLoad,
-  startHttpRelay,
-  startRouterProcess,
-  startTcpRelay,
-  tokenRequestBody,
-} from "./proxy-bench-kit.ts";
-import { API_PATHS, type Api, type UpstreamStats } from "./vllm-like-upstream.ts";
 
 interface LoadCommand {
   kind: "latency" | "throughput" | "sse" | "body" | "tokens";
@@ -140,169 +139,19 @@ function largeBody(variant: "kept" | "changed", messages: unknown[]): string {
       : { ...common, program_id: "agent-large" },
   );
 }
-const SSE_GROUP = 10;
 
 // ─── upstream worker ───────────────────────────────────────────────────────────────────────
-/**
- * A minimal fast upstream: HTTP/1.1 keep-alive over raw sockets with prebuilt answers, so the
- * machine's CPU goes to the router under test rather than to the stand-in backend. It speaks
- * just enough HTTP for undici: Content-Length request bodies, fixed or chunked responses.
- * An answer has `max_tokens` tokens (8 when not given) and leaves in one write, whole; the
- * SSE events it wrote are counted for the `tokens` phase, which asks with a `stats` message.
- */
+/** The fast upstream (fast-upstream.ts) in this worker thread, its counters asked for by message. */
 function runUpstream(): void {
-  const stats: UpstreamStats = { requests: 0, events: 0, writes: 0 };
-  const usageOf = (n: number) => ({
-    prompt_tokens: 12,
-    total_tokens: 12 + n,
-    completion_tokens: n,
-  });
-  const answers = new Map<number, Buffer>();
-  /** The plain answer of `n` tokens: n - 1 times "tok", then "ok". */
-  const answer = (n: number) => {
-    let a = answers.get(n);
-    if (a) return a;
-    const answerBody = JSON.stringify({
-      id: "chatcmpl-1",
-      object: "chat.completion",
-      created: 1,
-      model: "m",
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: `${"tok".repeat(n - 1)}ok` },
-          finish_reason: "stop",
-        },
-      ],
-      usage: usageOf(n),
+  void startFastUpstream(SSE_CHUNKS).then((upstream) => {
+    parentPort?.postMessage({ url: upstream.url });
+    parentPort?.on("message", (m: { type?: string }) => {
+      if (m.type === "stats") parentPort?.postMessage({ stats: upstream.stats() });
     });
-    a = Buffer.from(
-      `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(answerBody)}\r\nkeep-alive: timeout=30\r\n\r\n${answerBody}`,
-    );
-    answers.set(n, a);
-    return a;
-  };
-  const metricsBody =
-    'vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="10000000"} 1.0\nvllm:num_requests_running{engine="0"} 0\n';
-  const metrics = Buffer.from(
-    `HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: ${metricsBody.length}\r\n\r\n${metricsBody}`,
-  );
-  const frame = (text: string) =>
-    Buffer.from(`${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`);
-  const sseHead = Buffer.from(
-    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
-  );
-  const chunk = frame(
-    `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "tok" }, finish_reason: null }] })}\n\n`,
-  );
-  const group = Buffer.concat(Array.from({ length: SSE_GROUP }, () => chunk));
-  const end = Buffer.from("0\r\n\r\n");
-  const tail = (n: number, usage: boolean) =>
-    Buffer.concat([
-      frame(
-        usage
-          ? `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [], usage: usageOf(n) })}\n\ndata: [DONE]\n\n`
-          : "data: [DONE]\n\n",
-      ),
-      end,
-    ]);
-  const longTail = tail(SSE_CHUNKS, true);
-
-  // A short streamed answer of n tokens (8 for the small plain requests: what the router asks
-  // for when its client wants a plain answer), usage and [DONE] included, in one buffer.
-  const shortStreams = new Map<string, Buffer>();
-  const shortStream = (n: number, usage: boolean) => {
-    const key = `${n}/${usage}`;
-    let s = shortStreams.get(key);
-    if (s) return s;
-    s = Buffer.concat([
-      sseHead,
-      frame(
-        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }] })}\n\n`,
-      ),
-      ...Array.from({ length: n - 1 }, () => chunk),
-      frame(
-        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "ok" }, logprobs: null, finish_reason: "stop" }] })}\n\n`,
-      ),
-      tail(n, usage),
-    ]);
-    shortStreams.set(key, s);
-    return s;
-  };
-  const stream = (sock: Socket) => {
-    sock.write(sseHead);
-    stats.events += SSE_CHUNKS + 2;
-    // Events leave in groups, as from a busy engine: the router, not this stand-in, should
-    // be what limits the measured rate.
-    let i = 0;
-    const pump = () => {
-      while (i < SSE_CHUNKS) {
-        i += SSE_GROUP;
-        stats.writes++;
-        if (!sock.write(group)) return void sock.once("drain", pump);
-      }
-      stats.writes++;
-      sock.write(longTail);
-    };
-    pump();
-  };
-  const MAX_TOKENS = Buffer.from('"max_tokens":');
-  const maxTokensOf = (body: Buffer) => {
-    let i = body.indexOf(MAX_TOKENS);
-    if (i < 0) return 8;
-    let n = 0;
-    for (i += MAX_TOKENS.length; body[i] >= 0x30 && body[i] <= 0x39; i++)
-      n = n * 10 + body[i] - 0x30;
-    return Math.max(1, n);
-  };
-
-  const server = createNetServer((sock) => {
-    sock.setNoDelay(true);
-    let buf: Buffer = Buffer.alloc(0);
-    sock.on("error", () => {});
-    sock.on("data", (d: Buffer) => {
-      buf = buf.length > 0 ? Buffer.concat([buf, d]) : d;
-      for (;;) {
-        const headEnd = buf.indexOf("\r\n\r\n");
-        if (headEnd < 0) return;
-        const head = buf.toString("latin1", 0, headEnd);
-        const len = Number(/content-length:\s*(\d+)/i.exec(head)?.[1] ?? 0);
-        const end = headEnd + 4 + len;
-        if (buf.length < end) return;
-        const body = buf.subarray(headEnd + 4, end);
-        buf = buf.subarray(end);
-        if (head.startsWith("GET /metrics")) {
-          sock.write(metrics);
-          continue;
-        }
-        stats.requests++;
-        const n = maxTokensOf(body);
-        if (!body.includes('"stream":true')) {
-          stats.writes++;
-          sock.write(answer(n));
-        } else if (n === SSE_CHUNKS) stream(sock);
-        else {
-          const usage = body.includes('"include_usage":true');
-          stats.events += n + (usage ? 3 : 2);
-          stats.writes++;
-          sock.write(shortStream(n, usage));
-        }
-      }
-    });
-  });
-  server.listen(0, "127.0.0.1", () => {
-    parentPort?.postMessage({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
-  });
-  parentPort?.on("message", (m: { type?: string }) => {
-    if (m.type === "stats") parentPort?.postMessage({ stats: { ...stats } });
   });
 }
 
 // ─── load generator worker ─────────────────────────────────────────────────────────────────
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-}
-
 async function runLoad(cmd: LoadCommand): Promise<Record<string, number>> {
   if (cmd.kind === "tokens") {
     const r = await runTokenLoad({
@@ -347,8 +196,8 @@ async function runLoad(cmd: LoadCommand): Promise<Record<string, number>> {
       }
       times.sort((x, y) => x - y);
       return {
-        p50_ms: percentile(times, 0.5),
-        p99_ms: percentile(times, 0.99),
+        p50_ms: percentile(times, 50),
+        p99_ms: percentile(times, 99),
         n: times.length,
         bytes: Buffer.byteLength(b),
       };
@@ -419,265 +268,6 @@ async function stopProfile(session: Session, file: string): Promise<void> {
   session.disconnect();
 }
 
-// ─── tokens phase: router CPU per request and per event, by answer length ──────────────────
-/** One row of the tokens table: a client kind and answer length at a number of connections. */
-interface TokenCase {
-  api: Api;
-  stream: boolean;
-  tokens: number;
-  connections: number;
-}
-
-interface TokenRow extends TokenCase {
-  upstream: string;
-  direct_rps: number;
-  router_rps: number;
-  /** Router CPU seconds over its run, read from its process. */
-  router_cpu_s: number;
-  router_seconds: number;
-  /** Requests completed through the router and what the upstream counted for them. */
-  requests: number;
-  events: number;
-  writes: number;
-  cpu_us_per_request: number;
-  /** null when the upstream wrote no event (a plain answer relayed as it came). */
-  cpu_us_per_event: number | null;
-  /** The same load through the bare TCP relay (tcp-relay.ts): its CPU per request and event. */
-  relay_cpu_us_per_request: number;
-  relay_cpu_us_per_event: number | null;
-  /** SSE events the upstream wrote per request through the relay (no usage event added). */
-  relay_events_per_request: number;
-  /** The same load through the bare HTTP relay (http-relay.ts): Node's server and undici. */
-  http_relay_cpu_us_per_request: number;
-  http_relay_cpu_us_per_event: number | null;
-  http_relay_events_per_request: number;
-}
-
-type Load = (
-  cmd: Omit<LoadCommand, "requests" | "seconds" | "connections"> & Partial<LoadCommand>,
-) => Promise<Record<string, number>>;
-
-/** Plain and streamed clients at 4, 64 and 512 tokens; small plain answers also at 64 connections. */
-function tokenCases(connections: number, apis: Api[]): TokenCase[] {
-  const cases = [
-    { stream: false, tokens: 4, connections },
-    { stream: false, tokens: 4, connections: 64 },
-    { stream: false, tokens: 64, connections },
-    { stream: false, tokens: 512, connections },
-    { stream: true, tokens: 4, connections },
-    { stream: true, tokens: 64, connections },
-    { stream: true, tokens: 512, connections },
-  ];
-  // Each case once per API, one after the other, so that ratios between APIs come from runs
-  // close in time.
-  return cases.flatMap((c) => apis.map((api) => ({ api, ...c })));
-}
-
-/**
- * What the client gets through the router is what it gets directly: the same text in a plain
- * answer (rebuilt from the stream) with the usage of `tokens` tokens, and the same number of
- * SSE events in a stream (maitred adds the usage event the client did not ask for upstream and
- * takes it out again). A broken relay would otherwise show up as a fast one.
- */
-async function checkAnswers(direct: string, router: string, api: Api, tokens = 4): Promise<void> {
-  const ask = async (url: string, stream: boolean) => {
-    const res = await fetch(`${url}${API_PATHS[api]}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: tokenRequestBody("check", stream, tokens, api),
-    });
-    const text = await res.text();
-    if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text}`);
-    return text;
-  };
-  type Plain = {
-    choices?: { message?: { content?: string } }[];
-    content?: { text?: string }[];
-    output?: { content?: { text?: string }[] }[];
-    usage?: Record<string, number>;
-  };
-  const d = JSON.parse(await ask(direct, false)) as Plain;
-  const r = JSON.parse(await ask(router, false)) as Plain;
-  const text = (p: Plain) =>
-    p.choices?.[0]?.message?.content ?? p.content?.[0]?.text ?? p.output?.[0]?.content?.[0]?.text;
-  const completion = (p: Plain) => p.usage?.completion_tokens ?? p.usage?.output_tokens;
-  if (text(r) !== text(d) || completion(r) !== tokens) {
-    throw new Error(`plain answer through the router differs: ${JSON.stringify(r)}`);
-  }
-  const events = (body: string) =>
-    body.split("\n\n").filter((e) => e.startsWith("data:") || e.startsWith("event:")).length;
-  const ds = events(await ask(direct, true));
-  const rs = events(await ask(router, true));
-  if (ds !== rs) throw new Error(`stream through the router has ${rs} events, directly ${ds}`);
-}
-
-/**
- * The tokens table for one upstream: `maitred serve` started in front of it as its own
- * process, the answers checked, both paths warmed, then per case the upstream directly and
- * through the router, the router's CPU and the upstream's counters read around the router run.
- */
-async function measureTokens(
-  name: string,
-  upstream: CountingUpstream,
-  routerArgs: string[],
-  load: Load,
-  cases: TokenCase[],
-  seconds: number,
-  routerProfileDir: string | undefined,
-): Promise<TokenRow[]> {
-  const router: RouterProcess = await startRouterProcess(
-    ["--backends", upstream.url, ...routerArgs],
-    routerProfileDir,
-  );
-  const relay = await startTcpRelay(upstream.url);
-  const httpRelay = await startHttpRelay(upstream.url);
-  /** CPU seconds of `p` and the upstream's counters over one load through it. */
-  const measured = async (p: RouterProcess, c: TokenCase) => {
-    const s0: UpstreamStats = await upstream.stats();
-    const cpu0 = p.cpuSeconds();
-    const result = await load({ kind: "tokens", url: p.url, ...c, seconds });
-    const cpu = p.cpuSeconds() - cpu0;
-    const s1 = await upstream.stats();
-    const requests = s1.requests - s0.requests;
-    if (requests !== result.n)
-      throw new Error(
-        `${name}: the upstream answered ${requests} requests, the client read ${result.n}`,
-      );
-    return { result, cpu, requests, events: s1.events - s0.events, writes: s1.writes - s0.writes };
-  };
-  try {
-    const apis = [...new Set(cases.map((c) => c.api))];
-    for (const api of apis) await checkAnswers(upstream.url, router.url, api);
-    for (const url of [upstream.url, router.url, relay.url, httpRelay.url])
-      for (const stream of [false, true])
-        for (const api of apis)
-          await load({ kind: "tokens", url, stream, api, tokens: 64, connections: 16, seconds: 1 });
-    const rows: TokenRow[] = [];
-    for (const [i, c] of cases.entries()) {
-      progress(
-        `  ${name} case ${i + 1}/${cases.length}: ${c.api} ${c.stream ? "streamed" : "plain"}, ${c.tokens} tokens, ${c.connections} connections`,
-      );
-      const direct = await load({ kind: "tokens", url: upstream.url, ...c, seconds });
-      const via = await measured(router, c);
-      const bare = await measured(relay, c);
-      const http = await measured(httpRelay, c);
-      rows.push({
-        upstream: name,
-        ...c,
-        direct_rps: direct.n / direct.seconds,
-        router_rps: via.result.n / via.result.seconds,
-        router_cpu_s: via.cpu,
-        router_seconds: via.result.seconds,
-        requests: via.requests,
-        events: via.events,
-        writes: via.writes,
-        cpu_us_per_request: (via.cpu / via.requests) * 1e6,
-        cpu_us_per_event: via.events > 0 ? (via.cpu / via.events) * 1e6 : null,
-        relay_cpu_us_per_request: (bare.cpu / bare.requests) * 1e6,
-        relay_cpu_us_per_event: bare.events > 0 ? (bare.cpu / bare.events) * 1e6 : null,
-        relay_events_per_request: bare.events / bare.requests,
-        http_relay_cpu_us_per_request: (http.cpu / http.requests) * 1e6,
-        http_relay_cpu_us_per_event: http.events > 0 ? (http.cpu / http.events) * 1e6 : null,
-        http_relay_events_per_request: http.events / http.requests,
-      });
-    }
-    return rows;
-  } finally {
-    await router.close();
-    await relay.close();
-    await httpRelay.close();
-  }
-}
-
-function tokensTable(rows: TokenRow[]): string {
-  return markdownTable(
-    [
-      "upstream",
-      "api",
-      "client",
-      "tokens",
-      "connections",
-      "direct req/s",
-      "maitred req/s",
-      "÷ direct",
-      "**router CPU µs/request**",
-      "**router CPU µs/event**",
-      "TCP relay µs/request",
-      "TCP relay µs/event",
-      "HTTP relay µs/request",
-      "HTTP relay µs/event",
-      "events/request",
-      "upstream writes/request",
-      "router CPU busy",
-    ],
-    rows.map((r) => [
-      `\`${r.upstream}\``,
-      r.api,
-      r.stream ? "streamed" : "plain",
-      String(r.tokens),
-      String(r.connections),
-      grouped(r.direct_rps),
-      grouped(r.router_rps),
-      `${(r.router_rps / r.direct_rps).toFixed(2)}×`,
-      `**${grouped(r.cpu_us_per_request, 1)}**`,
-      r.cpu_us_per_event === null ? "–" : `**${r.cpu_us_per_event.toFixed(2)}**`,
-      grouped(r.relay_cpu_us_per_request, 1),
-      r.relay_cpu_us_per_event === null ? "–" : r.relay_cpu_us_per_event.toFixed(2),
-      grouped(r.http_relay_cpu_us_per_request, 1),
-      r.http_relay_cpu_us_per_event === null ? "–" : r.http_relay_cpu_us_per_event.toFixed(2),
-      (r.events / r.requests).toFixed(0),
-      (r.writes / r.requests).toFixed(0),
-      `${Math.round((r.router_cpu_s / r.router_seconds) * 100)} %`,
-    ]),
-    3,
-  );
-}
-
-/**
- * What one more token costs the router, per upstream and client kind: the CPU per request at
- * 512 tokens less that at 64, over the 448 events between; the per-request costs (parsing the
- * request, the scheduler, the access line) cancel out.
- */
-function marginalLines(rows: TokenRow[]): string {
-  const out: string[] = [];
-  for (const upstream of new Set(rows.map((r) => r.upstream)))
-    for (const api of new Set(rows.map((r) => r.api))) {
-      const parts: string[] = [];
-      for (const stream of [false, true]) {
-        const at = (tokens: number) =>
-          rows.find(
-            (r) =>
-              r.upstream === upstream &&
-              r.api === api &&
-              r.stream === stream &&
-              r.tokens === tokens,
-          );
-        const a = at(64);
-        const b = at(512);
-        if (!a || !b) continue;
-        const between = b.events / b.requests - a.events / a.requests;
-        const perEvent = (b.cpu_us_per_request - a.cpu_us_per_request) / between;
-        parts.push(`${stream ? "streamed" : "plain"} **${perEvent.toFixed(2)} µs**`);
-        // A plain answer passes the relay as one body, so only its streams say what an event costs.
-        if (stream) {
-          const bare =
-            (b.relay_cpu_us_per_request - a.relay_cpu_us_per_request) /
-            (b.relay_events_per_request - a.relay_events_per_request);
-          const http =
-            (b.http_relay_cpu_us_per_request - a.http_relay_cpu_us_per_request) /
-            (b.http_relay_events_per_request - a.http_relay_events_per_request);
-          parts.push(
-            `the bare TCP relay streamed ${bare.toFixed(2)} µs, the bare HTTP relay ${http.toFixed(2)} µs`,
-          );
-        }
-      }
-      if (parts.length > 0) out.push(`- \`${upstream}\`, ${api}: ${parts.join(", ")}`);
-    }
-  return out.length === 0
-    ? ""
-    : `Router CPU per additional event (512 tokens less 64, per event between):\n${out.join("\n")}`;
-}
-
 // ─── main ──────────────────────────────────────────────────────────────────────────────────
 const routerSchema = (key: string) => settingOf(ROUTER_SETTINGS, key, "maitred serve").schema;
 
@@ -719,7 +309,7 @@ const SPEC = {
       description: "the router's --upstream-stream: always or as-client",
       check: routerSchema("upstream-stream"),
     },
-    json: { arg: "<file>", description: "also write the figures as JSON" },
+    json: jsonFlag("also write the figures as JSON"),
     "cpu-profile": {
       arg: "<file>",
       description: "write a CPU profile of the in-process router during --cpu-profile-phase",

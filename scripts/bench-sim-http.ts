@@ -16,8 +16,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
+import { percentile } from "../src/bench/percentile.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
+import { jsonFlag, timeScaleFlag } from "../src/bench/script-flags.ts";
 import { integer, nonNegative, positive } from "../src/config/values.ts";
 import { startSimBackend } from "../src/sim-server/start-sim-backend.ts";
 
@@ -46,17 +48,15 @@ const SPEC = {
       description: "keep-alive connections",
       check: integer(1, 100_000),
     },
-    "time-scale": {
-      arg: "<S>",
-      default: "10000",
-      description: "the backend's time scale (high: its modelled time is negligible)",
-      check: positive(),
-    },
+    "time-scale": timeScaleFlag(
+      "10000",
+      "the backend's time scale (high: its modelled time is negligible)",
+    ),
     "in-process": {
       type: "boolean",
       description: "start the backend in this process instead of a child process",
     },
-    json: { arg: "<file>", description: "also write the results as JSON" },
+    json: jsonFlag("also write the results as JSON"),
   },
 } satisfies ScriptSpec;
 const { values: args } = scriptArgs(SPEC);
@@ -123,11 +123,6 @@ interface Result {
   reqPerSec: number;
   p50Ms: number;
   p99Ms: number;
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
 async function run(pool: Pool, stream: boolean): Promise<Result> {

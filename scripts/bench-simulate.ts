@@ -22,10 +22,13 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { markdownTable } from "../src/bench/markdown-table.ts";
+import { mean } from "../src/bench/percentile.ts";
 import type { RunRecords } from "../src/bench/records.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { duration, integer, listOfItems, nonNegative } from "../src/config/values.ts";
+import { durationFlag, jsonFlag, seedsFlag, warmupFlag } from "../src/bench/script-flags.ts";
+import { listOfItems, nonNegative } from "../src/config/values.ts";
 import type { Placement } from "../src/core/api.ts";
 import {
   runSimulation,
@@ -45,12 +48,7 @@ const SPEC = {
   runtime:
     "about 1 min: 5 runs of one simulated hour per seed (recorded: 6–17 s of wall time per simulated hour of tr); --sweep adds 12 runs per seed, each variant list one run per value and seed",
   flags: {
-    seeds: {
-      arg: "<list>",
-      default: "1",
-      description: "seeds; every run once per seed, figures are means",
-      check: listOfItems(integer(0, 2 ** 31 - 1)),
-    },
+    seeds: seedsFlag("1", "seeds; every run once per seed, figures are means"),
     sweep: {
       type: "boolean",
       description: "also tr over placement × acting-token decay × scheduler interval",
@@ -70,23 +68,13 @@ const SPEC = {
       description: "tr variants with each ageing bound, seconds (0 = off)",
       check: numbers,
     },
-    warmup: {
-      arg: "<duration>",
-      default: "10m",
-      description: "simulated warm-up",
-      check: duration({ allowZero: true }),
-    },
-    duration: {
-      arg: "<duration>",
-      default: "50m",
-      description: "simulated steady window",
-      check: duration(),
-    },
+    warmup: warmupFlag({ default: "10m" }),
+    duration: durationFlag({ default: "50m" }),
     "no-credit": {
       type: "boolean",
       description: "add a tr run whose core gets no prefix-sharing credit",
     },
-    json: { arg: "<file>", description: "also write every run as JSON" },
+    json: jsonFlag(),
   },
 } satisfies ScriptSpec;
 const { values: args } = scriptArgs(SPEC);
@@ -183,7 +171,6 @@ async function measure(v: Variant, seed: number): Promise<SimulateRunReport> {
   return report;
 }
 
-const mean = (xs: number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 const ratioLine = (name: string, value: number, target: number, op: ">=") =>
   `${name.padEnd(28)} ${value.toFixed(3)}  (target ${op} ${target}: ${value >= target ? "met" : "NOT met"})`;
 
@@ -260,7 +247,7 @@ const extraVariants = (): Variant[] => {
 const variants = extraVariants();
 if (variants.length > 0) {
   console.log("\n# tr variants at C=128");
-  const rows: string[] = [];
+  const rows: string[][] = [];
   const sec = (ms: number) => (ms / 1000).toFixed(0);
   for (const v of variants) {
     for (const seed of seeds) await measure(v, seed);
@@ -270,15 +257,34 @@ if (variants.length > 0) {
     const hit = avg((x) => x.report.prompt_tokens.cache_hit_rate ?? 0);
     const pre = avg((x) => x.report.backends.reduce((a, b) => a + b.preemptions, 0));
     const long = avg((x) => x.waits.over10Min / Math.max(1, x.waits.pausedSteps));
-    rows.push(
-      `| ${v.label} | ${s.toFixed(1)} | ${(s / m("default@128")).toFixed(2)} | ${(s / m("oracle@128")).toFixed(3)} | ${(hit * 100).toFixed(1)} | ${pre.toFixed(0)} | ${avg((x) => x.report.scheduler.pauses).toFixed(0)} | ${avg((x) => x.report.scheduler.forcedResumes).toFixed(1)} | ${sec(avg((x) => x.report.step_latency_ms.p99 ?? 0))} | ${sec(avg((x) => x.report.step_latency_ms.max ?? 0))} | ${(long * 100).toFixed(1)} |`,
-    );
+    rows.push([
+      v.label,
+      s.toFixed(1),
+      (s / m("default@128")).toFixed(2),
+      (s / m("oracle@128")).toFixed(3),
+      (hit * 100).toFixed(1),
+      pre.toFixed(0),
+      avg((x) => x.report.scheduler.pauses).toFixed(0),
+      avg((x) => x.report.scheduler.forcedResumes).toFixed(1),
+      sec(avg((x) => x.report.step_latency_ms.p99 ?? 0)),
+      sec(avg((x) => x.report.step_latency_ms.max ?? 0)),
+      (long * 100).toFixed(1),
+    ]);
   }
-  console.log(
-    `\n| tr at C=128 (mean of seeds ${seeds.join(",")}) | steps/min | vs default | vs oracle | cache hit % | engine preemptions | core pauses | forced resumes | step p99 (s) | step max (s) | paused steps > 10 min (%) |`,
-  );
-  console.log("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-  for (const row of rows) console.log(row);
+  const head = [
+    `tr at C=128 (mean of seeds ${seeds.join(",")})`,
+    "steps/min",
+    "vs default",
+    "vs oracle",
+    "cache hit %",
+    "engine preemptions",
+    "core pauses",
+    "forced resumes",
+    "step p99 (s)",
+    "step max (s)",
+    "paused steps > 10 min (%)",
+  ];
+  console.log(`\n${markdownTable(head, rows)}`);
 }
 
 if (args.json) {

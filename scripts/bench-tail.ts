@@ -19,27 +19,29 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { markdownTable } from "../src/bench/markdown-table.ts";
+import { mean } from "../src/bench/percentile.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { camel } from "../src/config/setting.ts";
-import { TAIL_NAMES, type TailPreset } from "../src/config/tail-preset.ts";
-import { integer, listOf, listOfItems } from "../src/config/values.ts";
-import type { SchedulerCounters } from "../src/core/api.ts";
-import { AGEING_MS } from "../src/core/scheduler-constants.ts";
-import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
-import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
+import { JOBS_FLAG, jsonFlag, ONE_FLAG, QUICK_FLAG, seedList } from "../src/bench/script-flags.ts";
 import {
   benchEntry,
   CLAUDE_CODE_WINDOW,
   HOUR_WINDOW,
   jobsOf,
-  mean,
   QUICK_WINDOW,
   type RunWindow,
   runInChildren,
   simulateOnce,
   span,
-} from "./sim-runs.ts";
+} from "../src/bench/sim-runs.ts";
+import { camel } from "../src/config/setting.ts";
+import { TAIL_NAMES, type TailPreset } from "../src/config/tail-preset.ts";
+import { listOf } from "../src/config/values.ts";
+import type { SchedulerCounters } from "../src/core/api.ts";
+import { AGEING_MS } from "../src/core/scheduler-constants.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
+import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
 
 const WORKLOADS = ["deepseek", "gemini", "claude-code"] as const;
 type WorkloadName = (typeof WORKLOADS)[number];
@@ -98,8 +100,6 @@ interface RunResult {
   wallS: number;
 }
 
-const MAX_INT = 2 ** 31 - 1;
-
 const SPEC = {
   name: "bench:tail",
   summary:
@@ -107,12 +107,12 @@ const SPEC = {
   runtime:
     "not timed; 26 runs, --jobs at a time, one line each on stderr; 8 of them are claude-code runs of 12 simulated hours, the rest one simulated hour; scales with --seeds × --workloads (--quick: 2m + 8m windows)",
   flags: {
-    one: { description: "one run, as a child process (internal)", hidden: true },
+    one: ONE_FLAG,
     seeds: {
       arg: "<list>",
       default: "7,1",
       description: "seeds, each once; figures are means",
-      check: listOfItems(integer(0, MAX_INT)).refine((s) => new Set(s).size === s.length, {
+      check: seedList().refine((s) => new Set(s).size === s.length, {
         error: "lists a value twice",
       }),
     },
@@ -122,14 +122,9 @@ const SPEC = {
       description: `a table each: ${WORKLOADS.join(", ")}`,
       check: listOf(WORKLOADS),
     },
-    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
-    jobs: {
-      arg: "<n>",
-      defaultText: "one per core",
-      description: "runs at once, each its own child process",
-      check: integer(1, 64),
-    },
-    json: { arg: "<file>", description: "also write every run as JSON" },
+    quick: QUICK_FLAG,
+    jobs: JOBS_FLAG,
+    json: jsonFlag(),
   },
 } satisfies ScriptSpec;
 const { values: args, parsed } = scriptArgs(SPEC);
@@ -289,13 +284,7 @@ async function main(): Promise<void> {
       "cache hit %",
       "re-prefilled tokens (M)",
     ];
-    console.log(`| ${head.join(" | ")} |`);
-    console.log(
-      `| --- | --- | ${head
-        .slice(2)
-        .map(() => "---:")
-        .join(" | ")} |`,
-    );
+    const lines: string[][] = [];
     for (const row of rows) {
       const runs = seeds.map((s) => find(workload, s, row));
       const m = (f: (r: RunResult) => number | null, d: number) => fixed(meanOf(runs.map(f)), d);
@@ -320,16 +309,20 @@ async function main(): Promise<void> {
         m((r) => (r.hit === null ? null : r.hit * 100), 1),
         m((r) => (r.prefilled === null ? null : r.prefilled / 1e6), 1),
       ];
-      console.log(`| ${cells.join(" | ")} |`);
+      lines.push(cells);
     }
+    console.log(markdownTable(head, lines, 2));
     if (workload === "deepseek") {
       console.log(
         "\n`--tail throughput` against `--ageing 0 --max-pause 1800` (the preset sets only these two bounds):\n",
       );
-      console.log(
-        "| seed | steps/min ratio (by hand ÷ preset) | same report | ageing / max pause (s) preset, by hand |",
-      );
-      console.log("| ---: | ---: | --- | --- |");
+      const byHandHead = [
+        "seed",
+        "steps/min ratio (by hand ÷ preset)",
+        "same report",
+        "ageing / max pause (s) preset, by hand",
+      ];
+      const byHandRows: string[][] = [];
       for (const seed of seeds) {
         const preset = find(workload, seed, "throughput");
         const byHand = find(workload, seed, "by-hand");
@@ -340,10 +333,14 @@ async function main(): Promise<void> {
           bounds: [preset, byHand].map((r): [number, number] => [r.ageingS, r.maxPauseS]),
         };
         checks.push(check);
-        console.log(
-          `| ${seed} | ${check.ratio.toFixed(4)} | ${check.identical ? "yes" : "no"} (${preset.digest} vs ${byHand.digest}) | ${check.bounds.map(([a, p]) => `${a} / ${p}`).join(", ")} |`,
-        );
+        byHandRows.push([
+          String(seed),
+          check.ratio.toFixed(4),
+          `${check.identical ? "yes" : "no"} (${preset.digest} vs ${byHand.digest})`,
+          check.bounds.map(([a, p]) => `${a} / ${p}`).join(", "),
+        ]);
       }
+      console.log(markdownTable(byHandHead, byHandRows, byHandHead.slice(2)));
     }
     console.log("\nThe runs (one line per row and seed):\n");
     console.log("```sh");

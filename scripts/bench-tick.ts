@@ -17,13 +17,16 @@
 
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { median, percentileOf } from "../src/bench/percentile.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { jsonFlag } from "../src/bench/script-flags.ts";
 import { integer, listOfItems } from "../src/config/values.ts";
 import type { Scheduler } from "../src/core/api.ts";
 import type { Effects } from "../src/core/effects.ts";
 import type { BackendMetricsSample } from "../src/core/events.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../src/core/scheduler.ts";
+import { createRng } from "../src/workload/prng.ts";
 
 const SPEC = {
   name: "bench:tick",
@@ -51,7 +54,7 @@ const SPEC = {
       description: "steady ticks per world",
       check: integer(1, 1_000_000),
     },
-    json: { arg: "<file>", description: "also write the figures as JSON" },
+    json: jsonFlag("also write the figures as JSON"),
   },
   notes: [
     "Heap per program is measured only under node --expose-gc, as npm run bench:tick runs it.",
@@ -70,16 +73,6 @@ const SQUEEZE = 0.9;
 const RELIEF = 1.2;
 const HUGE_CAPACITY = 1e12;
 const TICK_MS = 5_000;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const noop = () => {};
 const effects: Effects = { dispatch: noop, reject: noop, cancel: noop, log: noop };
@@ -130,7 +123,7 @@ function buildWorld(programs: number, seed: number, lend = false): World {
     },
   };
   world.tick(() => HUGE_CAPACITY);
-  const rand = mulberry32(seed);
+  const rand = createRng(seed).next;
   let req = 0;
   for (let i = 0; i < programs; i++) {
     const tokens = Math.floor(MIN_TOKENS + rand() * (MAX_TOKENS - MIN_TOKENS));
@@ -164,15 +157,6 @@ function buildWorld(programs: number, seed: number, lend = false): World {
     }
   }
   return world;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-function percentile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
 }
 
 function benchSize(programs: number, repeats = REPEATS) {
@@ -227,7 +211,7 @@ function benchSize(programs: number, repeats = REPEATS) {
     backends: BACKENDS,
     pauseStormTickMs: median(pauseStorm),
     steadyTickMsMedian: median(steady),
-    steadyTickMsP99: percentile(steady, 0.99),
+    steadyTickMsP99: percentileOf(steady, 99),
     resumeStormTickMs: median(resumeStorm),
     turnWithQueueUs: median(turnUs),
     pausedInStorm: paused,

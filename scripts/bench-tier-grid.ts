@@ -27,12 +27,42 @@
  * file's run replaces an earlier one's of the same cell and router); a list flag not given
  * then takes every value the files hold.
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { z } from "zod";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
+import {
+  fromJsonFlag,
+  JOBS_FLAG,
+  jsonFlag,
+  ONE_FLAG,
+  seedList,
+} from "../src/bench/script-flags.ts";
+import {
+  benchEntry,
+  HOUR_WINDOW,
+  jobsOf,
+  QUICK_WINDOW,
+  type RunWindow,
+  readRuns,
+  runInChildren,
+  runTier,
+  span,
+  type TierRun,
+  tierOptions,
+  wallLine,
+} from "../src/bench/sim-runs.ts";
+import {
+  fix,
+  isBatch,
+  isGrid,
+  type Lists,
+  type Result,
+  tierGridChart,
+  tierGridReport,
+} from "../src/bench/tier-grid-report.ts";
 import { parseFlag } from "../src/config/setting.ts";
 import {
   duration,
@@ -44,25 +74,6 @@ import {
 } from "../src/config/values.ts";
 import { ConfigError } from "../src/errors.ts";
 import { parseWorkloadArg } from "../src/workload/load-workload.ts";
-import { lineChart } from "./line-chart.ts";
-import {
-  benchEntry,
-  HOUR_WINDOW,
-  jobsOf,
-  mean,
-  QUICK_WINDOW,
-  type RunWindow,
-  readRuns,
-  runInChildren,
-  runTier,
-  span,
-  type TierResult,
-  type TierRun,
-  tierOptions,
-  wallLine,
-} from "./sim-runs.ts";
-
-type Result = TierResult;
 
 const DEFAULTS = {
   sizes: "0,50,200,400",
@@ -78,7 +89,6 @@ const DEFAULTS = {
 };
 /** `--quick`'s batch, unless the batch flags are given. */
 const QUICK_BATCH = { programs: "32", concurrency: "16" };
-const MAX_INT = 2 ** 31 - 1;
 
 /** `1h+3h`: warm-up + window, each a duration as `--warmup` and `--duration` take it. */
 const windowPair = () =>
@@ -93,18 +103,10 @@ const windowPair = () =>
 
 /** How each list flag is read, given or taken from DEFAULTS. */
 const SIZES = listOfItems(nonNegative());
-const SEEDS = listOfItems(integer(0, MAX_INT));
+const SEEDS = seedList();
 const CONCURRENCY = listOfItems(integer(1, 100_000));
 const BATCH_COUNT = integer(1, 100_000);
 const aWorkload = parsedText((w) => parseWorkloadArg(w));
-
-/** `--from-json`: files that are there (what is in them is read when they are). */
-const savedRuns = parsedText((files) => {
-  const missing = files.split(",").filter((f) => !existsSync(f));
-  if (missing.length > 0)
-    throw new Error(`no such file ${missing.map((f) => JSON.stringify(f)).join(", ")}`);
-  return files;
-});
 
 // No defaults applied: with --from-json a list not given is what the files hold.
 const SPEC = {
@@ -114,7 +116,7 @@ const SPEC = {
   runtime:
     "about 40 min with --jobs 2 on an idle 2-core machine, several times that on a busy one (recorded: 107 runs, ~80 CPU-minutes); one line per run on stderr; --quick for a smoke run",
   flags: {
-    one: { description: "one run, as a child process (internal)", hidden: true },
+    one: ONE_FLAG,
     sizes: {
       arg: "<list>",
       defaultText: DEFAULTS.sizes,
@@ -181,69 +183,22 @@ const SPEC = {
       description:
         "a smoke run, not a measurement: 2m + 8m for every workload whose window is not given, a batch of 32 programs 16 at a time unless the batch flags are given",
     },
-    jobs: {
-      arg: "<n>",
-      defaultText: "one per core",
-      description: "runs at once, each its own child process",
-      check: integer(1, 64),
-    },
-    json: { arg: "<file>", description: "save every run (its figures and its command)" },
+    jobs: JOBS_FLAG,
+    json: jsonFlag("save every run (its figures and its command)"),
     svg: {
       arg: "<file>",
       description:
         "a chart of tr ÷ default against the tier size, a line per workload and concurrency",
     },
-    "from-json": {
-      arg: "<a.json[,b.json]>",
-      description:
-        "print from saved runs instead of running; a list flag not given takes every value the files hold",
-      check: savedRuns,
-    },
+    "from-json": fromJsonFlag(
+      "print from saved runs instead of running; a list flag not given takes every value the files hold",
+    ),
   },
 } satisfies ScriptSpec;
 const { values: args } = scriptArgs(SPEC);
 
-const isGrid = (r: Result) => r.spec.programs === undefined;
-const isBatch = (r: Result) => r.spec.programs !== undefined;
-
-/** A cell's tr and default (and its oracle, where one ran), any of them missing from a `--from-json`. */
-interface Cell {
-  workload: string;
-  sizeGiB: number;
-  concurrency: number;
-  seed: number;
-  tr?: Result;
-  def?: Result;
-  oracle?: Result;
-}
-
-const cellName = (c: Cell) =>
-  `${c.workload}, ${c.sizeGiB} GiB, ${c.concurrency} programs, seed ${c.seed}`;
-const fix = (v: number | null | undefined, d: number) =>
-  v === null || v === undefined || !Number.isFinite(v) ? "–" : v.toFixed(d);
-const mega = (v: number | undefined) => (v === undefined ? "–" : (v / 1e6).toFixed(1));
-const ratio = (a: number | null | undefined, b: number | null | undefined) =>
-  a === null || a === undefined || b === null || b === undefined || b === 0 ? null : a / b;
 const windowText = (w: RunWindow) =>
   `${span(parseFlag("warmup", duration({ allowZero: true }), w.warmup))} warm-up + ${span(parseFlag("duration", duration(), w.duration))} window`;
-
-/** A markdown table; the columns named in `left` (text) align left, the rest (figures) right. */
-function markdown(head: string[], rows: string[][], left: readonly string[] = []): string {
-  return [
-    `| ${head.join(" | ")} |`,
-    `| ${head.map((h) => (left.includes(h) ? "---" : "---:")).join(" | ")} |`,
-    ...rows.map((r) => `| ${r.join(" | ")} |`),
-  ].join("\n");
-}
-
-interface Lists {
-  sizes: number[];
-  workloads: string[];
-  concurrency: number[];
-  seeds: number[];
-  batchSizes: number[];
-  batchSeeds: number[];
-}
 
 /**
  * A list flag: as given, else (with `--from-json`) every value the saved runs hold, sorted,
@@ -336,219 +291,6 @@ function specsOf(l: Lists): TierRun[] {
   return [...batch, ...grid];
 }
 
-function cellsOf(results: Result[], l: Lists, workload: string): Cell[] {
-  const grid = results.filter(isGrid);
-  const top = Math.max(...l.concurrency);
-  const find = (router: string, seed: number, sizeGiB: number, concurrency: number) =>
-    grid.find(
-      (r) =>
-        r.spec.workload === workload &&
-        r.spec.router === router &&
-        r.spec.seed === seed &&
-        r.spec.concurrency === concurrency &&
-        (router === "oracle" || r.spec.sizeGiB === sizeGiB),
-    );
-  const cells: Cell[] = [];
-  for (const sizeGiB of l.sizes) {
-    for (const concurrency of l.concurrency) {
-      for (const seed of l.seeds) {
-        cells.push({
-          workload,
-          sizeGiB,
-          concurrency,
-          seed,
-          tr: find("tr", seed, sizeGiB, concurrency),
-          def: find("default", seed, sizeGiB, concurrency),
-          oracle: concurrency === top ? find("oracle", seed, 0, top) : undefined,
-        });
-      }
-    }
-  }
-  return cells;
-}
-
-const trOverDefault = (c: Cell) => ratio(c.tr?.stepsPerMin, c.def?.stepsPerMin);
-const p99OverDefault = (c: Cell) => ratio(c.tr?.stepP99S, c.def?.stepP99S);
-
-function workloadTable(cells: Cell[], workload: string, window: string): string {
-  const rows = cells.map((c) => [
-    String(c.sizeGiB),
-    String(c.concurrency),
-    String(c.seed),
-    fix(c.tr?.stepsPerMin, 1),
-    fix(c.def?.stepsPerMin, 1),
-    fix(trOverDefault(c), 2),
-    fix(ratio(c.tr?.stepsPerMin, c.oracle?.stepsPerMin), 2),
-    fix(c.tr?.stepP99S, 0),
-    fix(c.def?.stepP99S, 0),
-    fix(c.tr?.longestWaitS, 0),
-    mega(c.tr?.prefilled),
-    mega(c.def?.prefilled),
-  ]);
-  const oracles = cells
-    .filter((c) => c.oracle !== undefined && c.sizeGiB === cells[0].sizeGiB)
-    .map(
-      (c) =>
-        `seed ${c.seed}: ${fix(c.oracle?.stepsPerMin, 1)} steps/min, step p99 ${fix(c.oracle?.stepP99S, 0)} s, ${mega(c.oracle?.prefilled)} M re-prefilled`,
-    );
-  const example = cells.find((c) => c.tr !== undefined)?.tr?.command;
-  return [
-    `### ${workload}: ${window}`,
-    "",
-    markdown(
-      [
-        "host tier per engine (GiB)",
-        "programs",
-        "seed",
-        "tr steps/min",
-        "default steps/min",
-        "tr ÷ default",
-        "tr ÷ oracle",
-        "tr step p99 (s)",
-        "default step p99 (s)",
-        "tr longest wait (s)",
-        "re-prefilled M, tr",
-        "re-prefilled M, default",
-      ],
-      rows,
-    ),
-    "",
-    ...(oracles.length === 0
-      ? []
-      : [
-          `Oracle (unbounded GPU KV, no tier, ${cells.find((c) => c.oracle)?.concurrency} programs): ${oracles.join("; ")}.`,
-        ]),
-    ...(example === undefined
-      ? []
-      : [
-          `Command of a cell: \`${example}\`; the same with \`--router default\`, \`--router oracle\` (\`--kv-offloading-size 0\`) and each size, concurrency and seed.`,
-        ]),
-  ].join("\n");
-}
-
-function batchTable(results: Result[], l: Lists): string | null {
-  const batch = results.filter(isBatch);
-  if (batch.length === 0) return null;
-  const { workload, programs, concurrency } = batch[0].spec;
-  const rows: string[][] = [];
-  for (const sizeGiB of l.batchSizes) {
-    for (const seed of l.batchSeeds) {
-      const find = (router: string) =>
-        batch.find(
-          (r) =>
-            r.spec.router === router &&
-            r.spec.seed === seed &&
-            (router === "oracle" || r.spec.sizeGiB === sizeGiB),
-        );
-      const def = find("default");
-      for (const router of ["default", "tr", "oracle"]) {
-        const r = find(router);
-        rows.push([
-          String(sizeGiB),
-          String(seed),
-          router === "oracle" ? "oracle (no tier)" : router,
-          fix(r?.batch?.makespanS, 0),
-          fix(r?.batch?.completionP99S, 0),
-          fix(r?.batch?.firstResponseSpreadS, 0),
-          fix(ratio(r?.batch?.makespanS, def?.batch?.makespanS), 2),
-          fix(ratio(r?.batch?.firstResponseSpreadS, def?.batch?.firstResponseSpreadS), 2),
-        ]);
-      }
-    }
-  }
-  return [
-    `### Fixed batch: ${programs} ${workload} programs, ${concurrency} at a time, run until the last ends`,
-    "",
-    markdown(
-      [
-        "host tier per engine (GiB)",
-        "seed",
-        "router",
-        "makespan (s)",
-        "program completion p99 (s)",
-        "first-response spread (s)",
-        "makespan ÷ default",
-        "spread ÷ default",
-      ],
-      rows,
-      ["router"],
-    ),
-    "",
-    `Command: \`${batch.find((r) => r.spec.router === "tr")?.command ?? batch[0].command}\`, and the same per router and size.`,
-  ].join("\n");
-}
-
-/** The lowest (or highest) of `cells` by `f`, with its cell; undefined when none has the figure. */
-function extreme(cells: Cell[], f: (c: Cell) => number | null, which: "lowest" | "highest") {
-  const sign = which === "lowest" ? 1 : -1;
-  let best: { v: number; cell: Cell } | undefined;
-  for (const cell of cells) {
-    const v = f(cell);
-    if (v !== null && (best === undefined || sign * v < sign * best.v)) best = { v, cell };
-  }
-  return best;
-}
-
-const withCell = (x: { v: number; cell: Cell } | undefined) =>
-  x === undefined ? "–" : `${x.v.toFixed(2)} (${cellName(x.cell)})`;
-const seedsText = (seeds: number[]) => `seed${seeds.length > 1 ? "s" : ""} ${seeds.join(", ")}`;
-
-function summary(cells: Cell[], l: Lists): string {
-  const rows = l.sizes.map((size) => {
-    const at = cells.filter((c) => c.sizeGiB === size);
-    const ratios = at.map(trOverDefault).filter((v): v is number => v !== null);
-    return [
-      String(size),
-      `${ratios.length} of ${at.length}`,
-      withCell(extreme(at, trOverDefault, "lowest")),
-      ratios.length === 0 ? "–" : mean(ratios).toFixed(2),
-      withCell(extreme(at, p99OverDefault, "highest")),
-    ];
-  });
-  return [
-    `### Per tier, over ${l.workloads.join(", ")} × ${l.concurrency.join(", ")} programs × ${seedsText(l.seeds)}`,
-    "",
-    markdown(
-      [
-        "host tier per engine (GiB)",
-        "cells measured",
-        "lowest tr ÷ default",
-        "mean tr ÷ default",
-        "highest tr step p99 ÷ default step p99",
-      ],
-      rows,
-      ["lowest tr ÷ default", "highest tr step p99 ÷ default step p99"],
-    ),
-  ].join("\n");
-}
-
-const COLOURS = ["#2f5fb3", "#1a7f37", "#b35900", "#7f3fbf", "#7f8c8d", "#c0392b"];
-
-/** tr ÷ default against the tier size, a line per workload and concurrency, mean over seeds. */
-function chart(cells: Cell[], l: Lists): string {
-  const series = l.workloads.flatMap((workload, w) =>
-    l.concurrency.map((c, k) => ({
-      label: `${workload}, ${c}`,
-      colour: COLOURS[w % COLOURS.length],
-      dashed: k < l.concurrency.length - 1,
-      ys: l.sizes.map((size) => {
-        const rs = cells
-          .filter((x) => x.workload === workload && x.concurrency === c && x.sizeGiB === size)
-          .map(trOverDefault)
-          .filter((v): v is number => v !== null);
-        return rs.length === 0 ? Number.NaN : mean(rs);
-      }),
-    })),
-  );
-  return lineChart({
-    title: `tr ÷ default steps/min (mean of ${seedsText(l.seeds)}; dashed: fewer programs)`,
-    xLabel: "host KV tier per engine (GiB)",
-    xs: l.sizes,
-    yStep: 0.5,
-    series: series.filter((s) => s.ys.every(Number.isFinite)),
-  });
-}
-
 const readResults = (files: string) =>
   readRuns<Result>(files, ({ spec: s }) => [
     s.workload,
@@ -588,25 +330,8 @@ async function main(): Promise<void> {
     const run = results.find((r) => isGrid(r) && r.spec.workload === w && r.spec.window);
     return windowText(run?.spec.window ?? windowOf(w));
   });
-  const cells = l.workloads.flatMap((w) => cellsOf(results, l, w));
-  const out = [
-    `## tr and default over host KV tiers: 2 × llama-3.1-8b-h100, 26,000 KV blocks per engine, host tiers ${l.sizes.join(", ")} GiB per engine, ${l.concurrency.join(", ")} programs, ${seedsText(l.seeds)}; the oracle at ${Math.max(...l.concurrency)} programs\n\nWindows: ${l.workloads.map((w, i) => `${w} ${windows[i]}`).join("; ")}.`,
-    ...l.workloads.map((w, i) =>
-      workloadTable(
-        cells.filter((c) => c.workload === w),
-        w,
-        windows[i],
-      ),
-    ),
-  ];
-  const batch = batchTable(results, l);
-  if (batch !== null) out.push(batch);
-  out.push(summary(cells, l));
-  out.push(
-    `minimum tr ÷ default over the grid: ${withCell(extreme(cells, trOverDefault, "lowest"))}`,
-  );
-  process.stdout.write(`${out.join("\n\n")}\n`);
-  if (args.svg !== undefined) writeFileSync(args.svg, chart(cells, l));
+  process.stdout.write(`${tierGridReport(results, l, windows)}\n`);
+  if (args.svg !== undefined) writeFileSync(args.svg, tierGridChart(results, l));
 }
 
 await benchEntry("bench:tier-grid", args.one, runTier<TierRun>, main);

@@ -27,40 +27,40 @@
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { markdownTable } from "../src/bench/markdown-table.ts";
+import { mean } from "../src/bench/percentile.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { DEFAULT_TAIL, TAIL_SETTING } from "../src/config/tail-preset.ts";
 import {
-  duration,
-  integer,
-  listOfItems,
-  oneOf,
-  parsedText,
-  positive,
-} from "../src/config/values.ts";
-import type { SimRouter } from "../src/simulate/run-simulation.ts";
-import {
-  resolveSimulateFlags,
-  SIMULATE_SETTINGS,
-  type SimulateOptions,
-} from "../src/simulate/simulate-options.ts";
-import { parseWorkloadArg } from "../src/workload/load-workload.ts";
+  backendsFlag,
+  durationFlag,
+  JOBS_FLAG,
+  jsonFlag,
+  ONE_FLAG,
+  QUICK_FLAG,
+  seedsFlag,
+  simBlocksFlag,
+  warmupFlag,
+  workloadFlag,
+} from "../src/bench/script-flags.ts";
 import {
   benchEntry,
   CLAUDE_CODE_WINDOW,
   HOUR_WINDOW,
   jobsOf,
-  mean,
   QUICK_WINDOW,
   runInChildren,
   simulateOnce,
   span,
   wallLine,
-} from "./sim-runs.ts";
+} from "../src/bench/sim-runs.ts";
+import { DEFAULT_TAIL, TAIL_SETTING } from "../src/config/tail-preset.ts";
+import { integer, listOfItems, oneOf, positive } from "../src/config/values.ts";
+import type { SimRouter } from "../src/simulate/run-simulation.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
 
 /** The tool-time factor the scorecard always reports, whatever `--tool-scales` lists. */
 const SCORECARD_TOOL_SCALE = 50;
-const MAX_INT = 2 ** 31 - 1;
 
 interface RunSpec {
   router: SimRouter;
@@ -112,26 +112,11 @@ const SPEC = {
   runtime:
     "not timed; 13 runs of one simulated hour per seed, --jobs at a time, one line each on stderr; scales with --seeds × --tool-scales, and --preset all runs 6 settings (claude-code's over 12 simulated hours)",
   flags: {
-    one: { description: "one run, as a child process (internal)", hidden: true },
-    seeds: {
-      arg: "<list>",
-      default: "7",
-      description: "seeds; a column each, and their mean",
-      check: listOfItems(integer(0, MAX_INT)),
-    },
-    workload: {
-      arg: "<name|file|mix>",
-      default: "deepseek",
-      description: "the workload, as `maitred simulate --workload` names it",
-      check: parsedText((w) => parseWorkloadArg(w)),
-    },
-    backends: { arg: "<n>", default: "2", description: "simulated engines", check: integer(1, 64) },
-    "num-gpu-blocks": {
-      arg: "<n>",
-      default: "26000",
-      description: "KV blocks of 16 tokens per engine",
-      check: SIMULATE_SETTINGS.numGpuBlocks.schema,
-    },
+    one: ONE_FLAG,
+    seeds: seedsFlag("7", "seeds; a column each, and their mean"),
+    workload: workloadFlag(),
+    backends: backendsFlag("2", "simulated engines"),
+    "num-gpu-blocks": simBlocksFlag({ default: "26000" }, "KV blocks of 16 tokens per engine"),
     "tool-scales": {
       arg: "<list>",
       default: "1,5,20,50,100",
@@ -139,18 +124,8 @@ const SPEC = {
       check: listOfItems(positive()),
     },
     // No defaults here: a setting's own window applies only where these are not given.
-    warmup: {
-      arg: "<duration>",
-      defaultText: "10m; claude-code in --preset all 2h; --quick 2m",
-      description: "simulated warm-up",
-      check: duration({ allowZero: true }),
-    },
-    duration: {
-      arg: "<duration>",
-      defaultText: "50m; claude-code in --preset all 10h; --quick 8m",
-      description: "simulated steady window",
-      check: duration(),
-    },
+    warmup: warmupFlag({ defaultText: "10m; claude-code in --preset all 2h; --quick 2m" }),
+    duration: durationFlag({ defaultText: "50m; claude-code in --preset all 10h; --quick 8m" }),
     concurrency: {
       arg: "<list>",
       default: "128,16",
@@ -164,20 +139,15 @@ const SPEC = {
       description: "tr's bounds on waiting, as `maitred simulate --tail`",
       check: TAIL_SETTING.schema,
     },
-    quick: { type: "boolean", description: "a smoke run, not a measurement: 2m + 8m windows" },
+    quick: QUICK_FLAG,
     preset: {
       arg: "all",
       description:
         "all: DeepSeek, Gemini, claude-code, a chat + agents mix with priorities, DeepSeek on 1 and 4 backends, then a summary",
       check: oneOf(["all"]),
     },
-    jobs: {
-      arg: "<n>",
-      defaultText: "one per core",
-      description: "runs at once, each its own child process",
-      check: integer(1, 64),
-    },
-    json: { arg: "<file>", description: "also write every run as JSON" },
+    jobs: JOBS_FLAG,
+    json: jsonFlag(),
   },
 } satisfies ScriptSpec;
 const { values: args, parsed } = scriptArgs(SPEC);
@@ -391,13 +361,16 @@ async function main(): Promise<void> {
     console.log(
       `\n### ${st.label}: ${st.backends} × ${o.profile}, ${o.numGpuBlocks ?? "the profile's"} KV blocks per engine, ${window}${st.priority ? ", priorities on for tr" : ""}\n`,
     );
-    console.log(`| measure | ${cols.join(" | ")} |`);
-    console.log(`| --- | ${cols.map(() => "---:").join(" | ")} |`);
-    for (const row of rows) {
-      const cells = seeds.map((s) => cell(row, s));
-      if (seeds.length > 1) cells.push(cell(row, "mean"));
-      console.log(`| ${row.label} | ${cells.join(" | ")} |`);
-    }
+    console.log(
+      markdownTable(
+        ["measure", ...cols],
+        rows.map((row) => [
+          row.label,
+          ...seeds.map((s) => cell(row, s)),
+          ...(seeds.length > 1 ? [cell(row, "mean")] : []),
+        ]),
+      ),
+    );
     // The summary reads the mean over seeds (the one seed's figure with one seed).
     const m = (f: (seed: number) => number, d: number) => mean(seeds.map(f)).toFixed(d);
     summary.push({
@@ -427,14 +400,12 @@ async function main(): Promise<void> {
     console.log(
       `\n### Summary (${over}; ratios are steps/min at ${bigC} programs unless stated)\n`,
     );
-    console.log(`| ${head.join(" | ")} |`);
     console.log(
-      `| --- | ${head
-        .slice(1)
-        .map(() => "---:")
-        .join(" | ")} |`,
+      markdownTable(
+        head,
+        summary.map((s) => [s.label, ...s.cells]),
+      ),
     );
-    for (const s of summary) console.log(`| ${s.label} | ${s.cells.join(" | ")} |`);
   }
   process.stderr.write(wallLine(all, t0));
   if (args.json !== undefined) {

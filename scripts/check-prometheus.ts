@@ -18,10 +18,11 @@ import { abortableSleep, startClosedLoop } from "../src/bench/closed-loop.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import { freePort } from "../src/bench/free-port.ts";
 import { startSmallServe } from "../src/bench/maitred-process.ts";
+import { markdownTable } from "../src/bench/markdown-table.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { concurrencyFlag, durationFlag } from "../src/bench/script-flags.ts";
 import { createStepClient } from "../src/bench/step-client.ts";
-import { duration, integer } from "../src/config/values.ts";
 import { wallClock } from "../src/runtime/clock.ts";
 import { loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 
@@ -32,18 +33,8 @@ const SPEC = {
   runtime:
     "about 70 s: --duration (60 s) of load, two more scrapes (5 s) and the start-up; progress on stderr; needs prometheus and promtool",
   flags: {
-    duration: {
-      arg: "<duration>",
-      default: "60s",
-      description: "wall time of the load",
-      check: duration(),
-    },
-    concurrency: {
-      arg: "<n>",
-      default: "24",
-      description: "programs in flight",
-      check: integer(1, 10_000),
-    },
+    duration: durationFlag({ default: "60s" }, "wall time of the load"),
+    concurrency: concurrencyFlag("24", "programs in flight", { max: 10_000 }),
   },
 } satisfies ScriptSpec;
 const { values: a, parsed } = scriptArgs(SPEC);
@@ -141,18 +132,18 @@ try {
   );
   if (lint.status !== 0 || lintText !== "") failed = true;
   console.log("");
-  console.log("| panel | series with a value |");
-  console.log("| --- | ---: |");
   const dashboard = JSON.parse(
     readFileSync(new URL("../config/grafana/maitred-dashboard.json", import.meta.url), "utf8"),
   ) as { panels: Panel[] };
+  const rows: string[][] = [];
   for (const panel of dashboard.panels) {
     let series = 0;
     for (const t of panel.targets)
       series += (await query(t.expr)).filter((v) => !Number.isNaN(v)).length;
     if (series === 0) failed = true;
-    console.log(`| ${panel.title} | ${series === 0 ? "**none**" : series} |`);
+    rows.push([panel.title, series === 0 ? "**none**" : String(series)]);
   }
+  console.log(markdownTable(["panel", "series with a value"], rows));
 } finally {
   prometheus.kill("SIGTERM");
   if (promError === null) await promExited;

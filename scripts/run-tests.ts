@@ -31,7 +31,7 @@ import {
 import { availableParallelism, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ShardReport } from "./test-times-reporter.ts";
+import type { ShardReport } from "../src/util/shard-report.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CACHE = join(ROOT, "node_modules", ".cache");

@@ -15,7 +15,7 @@
  *
  * `--cells N` runs N cells instead of one router: each a `maitred serve --cell cell-<letter>`
  * with `--backends` sim-backends of its own, behind HAProxy with the configuration
- * `maitred cells haproxy-config` writes (src/bench/soak-haproxy.ts; needs `haproxy`). The load
+ * `maitred cells haproxy-config` writes (src/bench/haproxy-process.ts; needs `haproxy`). The load
  * goes through HAProxy; the backend faults go round every cell's backends, and with two cells or
  * more a cell's `serve` is also killed (SIGKILL) and restarted empty on its port. The invariants
  * are checked on every cell, memory and CPU sampled per cell; the access log is every cell's
@@ -25,12 +25,10 @@
  * max pause are wall seconds, as an operator would set them, and the invariants hold it to them.
  * Only the engines and the agents' tool times run `--time-scale` times faster.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { createWriteStream, mkdtempSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { parsePrometheusText, sumOf } from "../src/backends/prometheus-text.ts";
 import { startClosedLoop } from "../src/bench/closed-loop.ts";
 import {
@@ -40,18 +38,30 @@ import {
 } from "../src/bench/compare.ts";
 import { discoverModel } from "../src/bench/discover-model.ts";
 import {
+  HAPROXY_MISSING,
+  type HaproxyProcess,
+  haproxyInstalled,
+  startHaproxy,
+} from "../src/bench/haproxy-process.ts";
+import {
   type MaitredProcess,
   startMaitredProcess,
-  stopProcess,
+  startServeProcess,
 } from "../src/bench/maitred-process.ts";
+import { markdownTable } from "../src/bench/markdown-table.ts";
+import { percentile } from "../src/bench/percentile.ts";
+import { processCpuSeconds, processRssBytes } from "../src/bench/process-stats.ts";
 import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
 import {
-  HAPROXY_MISSING,
-  haproxyInstalled,
-  type SoakHaproxy,
-  startSoakHaproxy,
-} from "../src/bench/soak-haproxy.ts";
+  backendsFlag,
+  blocksFlag,
+  concurrencyFlag,
+  jsonFlag,
+  seedFlag,
+  timeScaleFlag,
+} from "../src/bench/script-flags.ts";
+import { type Sample, soakChart } from "../src/bench/soak-chart.ts";
 import {
   type AccessLine,
   accessCountText,
@@ -84,7 +94,6 @@ import { textOfTokens } from "../src/engine/tokenizer.ts";
 import { EVENT_LOOP_SAMPLING_MS } from "../src/metrics/process-metrics.ts";
 import { limitContext, loadWorkload, parseWorkloadArg } from "../src/workload/load-workload.ts";
 import { createRng } from "../src/workload/prng.ts";
-import { lineChart } from "./line-chart.ts";
 
 /**
  * `--router-cpus`: a taskset list of CPUs on this machine that leaves at least one for the
@@ -120,36 +129,22 @@ const SPEC = {
       description: "wall minutes of load",
       check: positive(),
     },
-    "time-scale": {
-      arg: "<S>",
-      default: "72",
-      description: "engines and tool times run S times faster (72: a day in 20 min)",
-      check: positive(),
-    },
-    backends: {
-      arg: "<n>",
-      default: "2",
-      description: "simulated backends per router (per cell with --cells), each its own process",
-      check: integer(1, 64),
-    },
+    "time-scale": timeScaleFlag(
+      "72",
+      "engines and tool times run S times faster (72: a day in 20 min)",
+    ),
+    backends: backendsFlag(
+      "2",
+      "simulated backends per router (per cell with --cells), each its own process",
+    ),
     router: {
       arg: "<mode>",
       default: "tr",
       description: "tr or default",
       check: oneOf(["tr", "default"]),
     },
-    seed: {
-      arg: "<n>",
-      default: "1",
-      description: "seeds the workload and the fault schedule",
-      check: integer(0, 2 ** 31 - 1),
-    },
-    concurrency: {
-      arg: "<n>",
-      default: "96",
-      description: "program slots of the closed loop",
-      check: integer(1, 100_000),
-    },
+    seed: seedFlag("seeds the workload and the fault schedule"),
+    concurrency: concurrencyFlag("96", "program slots of the closed loop"),
     "trace-share": {
       arg: "<share>",
       default: "0.1",
@@ -168,12 +163,7 @@ const SPEC = {
       description: "share of programs streamed",
       check: share(),
     },
-    "num-gpu-blocks": {
-      arg: "<n>",
-      default: "6000",
-      description: "KV blocks per backend",
-      check: integer(2, 2 ** 31 - 1),
-    },
+    "num-gpu-blocks": blocksFlag("6000", "KV blocks per backend"),
     "faults-per-kind": {
       arg: "<n>",
       default: "3",
@@ -200,10 +190,7 @@ const SPEC = {
       arg: "<file>",
       description: "a chart of the router's memory, CPU and event-loop delay over the run",
     },
-    json: {
-      arg: "<file>",
-      description: "also write the samples, the faults and the violations as JSON",
-    },
+    json: jsonFlag("also write the samples, the faults and the violations as JSON"),
     "log-file": {
       arg: "<file>",
       defaultText: "router.log in a temporary folder",
@@ -380,8 +367,7 @@ for (let i = 0; i < totalBackends; i++) {
   });
 }
 
-/** The router starts as users start it: through the launcher (the `maitred` command). */
-const LAUNCHER = fileURLToPath(new URL("../src/launch.mjs", import.meta.url));
+/** Every line the routers log, in one file (`--log-file`). */
 const logOut = createWriteStream(logFile);
 /** Access log tallies, kept as lines come (a day's lines are not held in memory). */
 const access = {
@@ -400,7 +386,7 @@ interface Router {
   port: number;
   url: string;
   pid: number;
-  child: ChildProcess;
+  proc: MaitredProcess;
   /** False from a kill until its restart is listening. */
   up: boolean;
   /** A restarted cell starts with no program: its checks start afresh with it. */
@@ -412,20 +398,17 @@ interface Router {
   last: { rssMb: number | null; live: number };
 }
 
-function startRouter(
+/** `maitred serve` for router `name`; every line it logs goes to the log file and its checks. */
+async function startRouter(
   name: string,
   backendUrls: readonly string[],
   port: number,
-): Promise<{ url: string; pid: number; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
+): Promise<{ url: string; pid: number; proc: MaitredProcess }> {
+  const proc = await startServeProcess(
     [
-      LAUNCHER,
-      "serve",
-      ...["--host", "127.0.0.1", "--port", String(port), "--router", router],
-      ...["--backends", backendUrls.join(",")],
+      ...["--router", router, "--backends", backendUrls.join(",")],
       ...(numCells > 0 ? ["--cell", name] : []),
-      ...["--log-level", "info", "--access-log", "on"],
+      ...["--access-log", "on"],
       ...[
         "--scheduler-interval",
         String(tickMs / MS),
@@ -435,34 +418,23 @@ function startRouter(
       ...["--idle-timeout", String(idleTimeoutMs / MS), "--max-pause", String(maxPauseMs / MS)],
     ],
     {
-      stdio: ["ignore", "ignore", "pipe"],
+      port,
       env:
         a["router-node-options"] === undefined
           ? process.env
           : { ...process.env, NODE_OPTIONS: a["router-node-options"] },
-    },
-  );
-  return new Promise((resolve, reject) => {
-    const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
-    lines.on("line", (line) => {
-      logOut.write(`${line}\n`);
-      const l = parseAccessLine(line);
-      if (l !== null) {
+      onLine: (line) => {
+        logOut.write(`${line}\n`);
+        const l = parseAccessLine(line);
+        if (l === null) return;
         access.byPath.set(l.path, (access.byPath.get(l.path) ?? 0) + 1);
         if (isFailure(l)) access.failed.push(l);
         if (l.heldMs !== null && l.heldMs > maxPauseMs) access.held.push(l);
-        return;
-      }
-      if (line.includes('"maitred listening"')) {
-        const url = (JSON.parse(line) as { url: string }).url;
-        pin(child.pid as number, cpus?.router);
-        resolve({ url, pid: child.pid as number, child });
-      }
-    });
-    child.once("exit", (code, signal) =>
-      reject(new Error(`maitred serve ${name} exited (${signal ?? code}); log: ${logFile}`)),
-    );
-  });
+      },
+    },
+  );
+  pin(proc.pid, cpus?.router);
+  return { url: proc.url, pid: proc.pid, proc };
 }
 
 const routers: Router[] = [];
@@ -483,12 +455,13 @@ for (let c = 0; c < Math.max(1, numCells); c++) {
   });
 }
 const cellNames = routers.map((rt) => rt.name);
-let hap: SoakHaproxy | null = null;
+let hap: HaproxyProcess | null = null;
 if (numCells > 0) {
-  hap = await startSoakHaproxy(
-    routers.map((rt) => ({ name: rt.name, address: `127.0.0.1:${rt.port}` })),
+  hap = await startHaproxy({
+    cells: routers.map((rt) => ({ name: rt.name, address: `127.0.0.1:${rt.port}` })),
     dir,
-  );
+    logFile: join(dir, "haproxy.log"),
+  });
   pin(hap.pid, cpus?.others);
   await hap.waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
 }
@@ -545,19 +518,6 @@ function counted(client: StepClient): StepClient {
 
 // ---- sampling: invariants, memory, CPU ------------------------------------------------------
 
-/** One sample; memory, CPU and programs summed over the cells (each cell's in `cells`). */
-interface Sample {
-  t_s: number;
-  rss_mb: number | null;
-  cpu_s: number | null;
-  heap_mb: number | null;
-  /** The worst cell's. */
-  lag_p99_ms: number | null;
-  live_programs: number;
-  programs_seen: number;
-  requests: number;
-  cells: { name: string; rss_mb: number | null; live_programs: number }[];
-}
 const samples: Sample[] = [];
 const violations: Violation[] = [];
 const t0 = Date.now();
@@ -574,18 +534,10 @@ function violate(vs: Violation[]): void {
 const onRouter = (rt: Router, vs: Violation[]) =>
   numCells > 0 ? vs.map((v) => ({ ...v, detail: `${rt.name}: ${v.detail}` })) : vs;
 
-const CLK_TCK = 100;
+/** A process's RSS (MB) and CPU seconds so far; null for both once it is gone. */
 function procStats(pid: number): { rssMb: number | null; cpuS: number | null } {
   try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const rss = /VmRSS:\s+(\d+) kB/.exec(status);
-    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return {
-      rssMb: rss === null ? null : Number(rss[1]) / 1024,
-      cpuS: (Number(f[11]) + Number(f[12])) / CLK_TCK,
-    };
+    return { rssMb: processRssBytes(pid) / (1024 * 1024), cpuS: processCpuSeconds(pid) };
   } catch {
     return { rssMb: null, cpuS: null };
   }
@@ -873,9 +825,7 @@ async function runFault(run: FaultRun, tag: string): Promise<void> {
       const rt = routers[f.cell as number];
       rt.cpuBeforeS += procStats(rt.pid).cpuS ?? 0;
       rt.up = false;
-      const dead = new Promise((res) => rt.child.once("exit", res));
-      rt.child.kill("SIGKILL");
-      await dead;
+      await rt.proc.kill();
       run.done++;
       await sleep(f.lengthMs);
       Object.assign(rt, await startRouter(rt.name, rt.backendUrls, rt.port));
@@ -883,7 +833,7 @@ async function runFault(run: FaultRun, tag: string): Promise<void> {
       rt.restarts++;
       rt.up = true;
       const back = Date.now();
-      await (hap as SoakHaproxy).waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
+      await (hap as HaproxyProcess).waitUp(cellNames, CELLS_UP_TIMEOUT_MS);
       run.note = `HAProxy saw it UP ${Date.now() - back} ms after its restart`;
       break;
     }
@@ -1061,8 +1011,8 @@ try {
   const cut = records.errors.filter((e) => e.kind === "stream_error");
   const lost = records.errors.length - cut.length;
   const fmt = (v: number | null, d = 1) => (v === null ? "n/a" : v.toFixed(d));
-  console.log("\n| measure | value |\n| --- | ---: |");
-  const row = (k: string, v: string | number) => console.log(`| ${k} | ${v} |`);
+  const measures: string[][] = [];
+  const row = (k: string, v: string | number) => measures.push([k, String(v)]);
   row(
     "wall time / simulated time",
     `${((loadEnd - t0) / 60_000).toFixed(1)} min / ${(((loadEnd - t0) * timeScale) / 3_600_000).toFixed(1)} h`,
@@ -1119,9 +1069,7 @@ try {
     `event-loop delay p99 of a sample window, beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling interval: median / p90 / worst (ms)`,
     lags.length === 0
       ? "n/a"
-      : [0.5, 0.9, 1]
-          .map((q) => sortedLags[Math.ceil(q * sortedLags.length) - 1].toFixed(1))
-          .join(" / "),
+      : [50, 90, 100].map((q) => percentile(sortedLags, q).toFixed(1)).join(" / "),
   );
   row(`router CPU per request (µs${numCells > 0 ? ", all cells" : ""})`, fmt(cpuUs, 0));
   if (hap !== null) {
@@ -1131,34 +1079,60 @@ try {
       fmt(hapCpu === null ? null : (hapCpu * 1e6) / Math.max(1, requests), 0),
     );
     row("requests HAProxy retried on another cell", retried);
-    console.log(
-      "\n| cell | RSS after warm-up / at the end (MB) | peak live programs | programs left | CPU (s) | restarts |\n| --- | ---: | ---: | ---: | ---: | ---: |",
-    );
-    routers.forEach((rt, c) => {
+  }
+  console.log(`\n${markdownTable(["measure", "value"], measures)}`);
+  if (hap !== null) {
+    const cellRows = routers.map((rt, c) => {
       const peak = Math.max(0, ...samples.map((s) => s.cells[c].live_programs));
       const leftOn = last.find((x) => x.rt === rt)?.s.programs.length ?? 0;
       const cpuS = (procStats(rt.pid).cpuS ?? 0) + rt.cpuBeforeS;
-      console.log(
-        `| ${rt.name} | ${fmt(warm.cells[c].rss_mb)} / ${fmt(end.cells[c].rss_mb)} | ${peak} | ${leftOn} | ${cpuS.toFixed(1)} | ${rt.restarts} |`,
-      );
+      return [
+        rt.name,
+        `${fmt(warm.cells[c].rss_mb)} / ${fmt(end.cells[c].rss_mb)}`,
+        String(peak),
+        String(leftOn),
+        cpuS.toFixed(1),
+        String(rt.restarts),
+      ];
     });
+    const cellHead = [
+      "cell",
+      "RSS after warm-up / at the end (MB)",
+      "peak live programs",
+      "programs left",
+      "CPU (s)",
+      "restarts",
+    ];
+    console.log(`\n${markdownTable(cellHead, cellRows)}`);
   }
-  console.log(
-    "\n| fault | backend / cell | at | length | done | failures it explains | note |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |",
-  );
-  for (const x of runs)
-    console.log(
-      `| ${x.fault.kind} | ${x.fault.backend ?? (x.fault.cell === null ? "" : cellNames[x.fault.cell])} | ${since(x.window.startMs)} | ${x.fault.lengthMs} ms | ${x.done} | ${attr.explained.get(x.window.id) ?? 0} | ${x.note} |`,
-    );
-  console.log("\n| invariant | result |\n| --- | --- |");
-  for (const inv of INVARIANTS) {
+  const faultRows = runs.map((x) => [
+    x.fault.kind,
+    String(x.fault.backend ?? (x.fault.cell === null ? "" : cellNames[x.fault.cell])),
+    since(x.window.startMs),
+    `${x.fault.lengthMs} ms`,
+    String(x.done),
+    String(attr.explained.get(x.window.id) ?? 0),
+    x.note,
+  ]);
+  const faultHead = [
+    "fault",
+    "backend / cell",
+    "at",
+    "length",
+    "done",
+    "failures it explains",
+    "note",
+  ];
+  console.log(`\n${markdownTable(faultHead, faultRows, ["fault", "note"])}`);
+  const invariantRows = INVARIANTS.map((inv) => {
     const n = violations.filter((v) => v.invariant === inv).length;
     const note =
       inv === "books" && drift !== 0
         ? ` (rounding residue up to ${drift.toExponential(1)} tokens)`
         : "";
-    console.log(`| ${inv} | ${n === 0 ? "ok" : `**${n} violation(s)**`}${note} |`);
-  }
+    return [inv, `${n === 0 ? "ok" : `**${n} violation(s)**`}${note}`];
+  });
+  console.log(`\n${markdownTable(["invariant", "result"], invariantRows, 2)}`);
   const kinds = new Map<string, number>();
   for (const e of records.errors) kinds.set(e.kind, (kinds.get(e.kind) ?? 0) + 1);
   if (kinds.size > 0)
@@ -1169,11 +1143,11 @@ try {
       a.json,
       `${JSON.stringify({ samples, faults: runs.map((x) => ({ ...x.fault, done: x.done, explains: attr.explained.get(x.window.id) ?? 0 })), violations }, null, 1)}\n`,
     );
-  if (a.svg !== undefined) writeFileSync(a.svg, chart(samples));
+  if (a.svg !== undefined) writeFileSync(a.svg, soakChart(samples, EVENT_LOOP_SAMPLING_MS));
   exitCode = violations.length === 0 ? 0 : 1;
 } finally {
   await hap?.close();
-  for (const rt of routers) await stopProcess(rt.child);
+  for (const rt of routers) await rt.proc.close();
   for (const b of backends) {
     try {
       process.kill(b.proc.pid, "SIGCONT");
@@ -1183,42 +1157,3 @@ try {
   logOut.end();
 }
 process.exit(exitCode);
-
-/** RSS and heap (MB) above, CPU (%) and event-loop delay p99 (ms) below, over wall minutes. */
-function chart(ss: readonly Sample[]): string {
-  const every = Math.max(1, Math.ceil(ss.length / 10));
-  const xs = ss.map((s, i) => (i % every === 0 ? (s.t_s / 60).toFixed(1) : ""));
-  const cpu = ss.map((s, i) =>
-    i === 0 || s.cpu_s === null || ss[i - 1].cpu_s === null
-      ? 0
-      : (100 * ((s.cpu_s ?? 0) - (ss[i - 1].cpu_s ?? 0))) / Math.max(1e-9, s.t_s - ss[i - 1].t_s),
-  );
-  const top = lineChart({
-    title: "router memory (MB)",
-    xLabel: "wall minutes",
-    xs,
-    series: [
-      { label: "RSS", colour: "#2563eb", ys: ss.map((s) => s.rss_mb ?? 0) },
-      { label: "heap used", colour: "#16a34a", ys: ss.map((s) => s.heap_mb ?? 0), dashed: true },
-    ],
-    yStep: 50,
-  });
-  const bottom = lineChart({
-    title: `router CPU (%) and event-loop delay p99 beyond the ${EVENT_LOOP_SAMPLING_MS} ms sampling (ms)`,
-    xLabel: "wall minutes",
-    xs,
-    series: [
-      { label: "CPU %", colour: "#d97706", ys: cpu },
-      {
-        label: "delay p99 ms",
-        colour: "#dc2626",
-        ys: ss.map((s) =>
-          Math.max(0, (s.lag_p99_ms ?? EVENT_LOOP_SAMPLING_MS) - EVENT_LOOP_SAMPLING_MS),
-        ),
-      },
-    ],
-    yStep: 20,
-  });
-  const inner = (svg: string, y: number) => svg.replace("<svg ", `<svg y="${y}" `);
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="680" viewBox="0 0 640 680">\n<title>router memory, CPU and event-loop delay over the soak</title>\n${inner(top, 0)}${inner(bottom, 340)}</svg>\n`;
-}

@@ -2,23 +2,11 @@
  * A test reporter for scripts/run-tests.ts: the run time of each test file (file path →
  * milliseconds), so the next run can deal files to processes by how long they take, and the
  * process's counts (tests, pass, fail…), so the runner prints one summary for all its
- * processes. One JSON object: `{ "times": {…}, "counts": {…} | null }`.
+ * processes. One JSON object, a `ShardReport`: `{ "times": {…}, "counts": {…} | null }`.
  */
 import { relative } from "node:path";
 import type { TestEvent } from "node:test/reporters";
-
-export interface ShardReport {
-  times: Record<string, number>;
-  counts: {
-    tests: number;
-    suites: number;
-    passed: number;
-    failed: number;
-    cancelled: number;
-    skipped: number;
-    todo: number;
-  } | null;
-}
+import type { ShardReport } from "../src/util/shard-report.ts";
 
 export default async function* testTimes(source: AsyncIterable<TestEvent>) {
   const report: ShardReport = { times: {}, counts: null };

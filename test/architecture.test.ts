@@ -30,9 +30,15 @@ const FORBIDDEN: Record<string, string[]> = {
   simulate: ["proxy", "service", "cli"],
   // The shadow core sits on the run loop: the router and the simulator both attach it.
   shadow: ["proxy", "service", "simulate", "cli", "metrics", "ui", "backends"],
+  // Metrics read snapshots of the router's parts; the service wires them in, so nothing that
+  // assembles a router (service, cli) or drives one from outside (simulate, bench) is below them.
+  metrics: ["service", "simulate", "cli", "bench", "ui"],
+  // The bench drives routers from outside, as users run them: through the service or as
+  // processes, never by reaching into the proxy or the metrics; the CLI sits on top of it.
+  bench: ["proxy", "metrics", "shadow", "ui", "cli"],
 };
 
-test("imports run down the layers: core ← runtime ← proxy ← service ← cli; simulate beside proxy", () => {
+test("imports run down the layers: core ← runtime ← proxy ← service ← cli; simulate beside proxy; bench and metrics in their places", () => {
   const all = imports();
   assert.ok(all.length > 100, `found only ${all.length} imports; the scan is broken`);
   const wrong = all.filter(([from, to]) => FORBIDDEN[top(from)]?.includes(top(to)));
@@ -61,4 +67,34 @@ test("the core uses no Node module and no package: it is pure", () => {
       wrong.push(`${file} → ${m[1]}`);
   }
   assert.deepEqual(wrong, []);
+});
+
+/**
+ * Every relative import of every TypeScript file under src/, test/ and scripts/, as
+ * `[importer, imported]` paths from the repository's root.
+ */
+function importsFromRoot(): [string, string][] {
+  const out: [string, string][] = [];
+  for (const dir of ["src", "test", "scripts"]) {
+    for (const file of globSync(`${dir}/**/*.ts`, { cwd: root })) {
+      const text = readFileSync(join(root, file), "utf8");
+      for (const m of text.matchAll(/^(?:import|export)[^;]*?from "(\.[^"]+)"/gms)) {
+        out.push([file, relative(root, join(root, dirname(file), m[1]))]);
+      }
+    }
+  }
+  return out;
+}
+
+test("nothing imports from scripts/: a script is an entry, what it needs lives in src/", () => {
+  const all = importsFromRoot();
+  assert.ok(
+    all.some(([from, to]) => from.startsWith("scripts/") && to.startsWith("src/")),
+    "found no script importing src/; the scan is broken",
+  );
+  const wrong = all.filter(([, to]) => to.startsWith("scripts/"));
+  assert.deepEqual(
+    wrong.map(([from, to]) => `${from} → ${to}`),
+    [],
+  );
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { processCpuSeconds } from "./process-stats.ts";
 
 /**
  * A `maitred` command run as its own process, as users run it (`bench compare` races
@@ -53,11 +54,16 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-/** Run `maitred <args>` until it logs `readyMsg` (the `msg` of a JSON log line with a url). */
+/**
+ * Run `maitred <args>` until it logs `readyMsg` (the `msg` of a JSON log line with a url).
+ * `onLine` sees every line it logs, before and after it is ready (the soak reads the access
+ * log this way).
+ */
 export function startMaitredProcess(
   args: readonly string[],
   readyMsg: string,
   env: NodeJS.ProcessEnv = process.env,
+  onLine?: (line: string) => void,
 ): Promise<MaitredProcess> {
   const child = spawn(process.execPath, [MAIN, ...args], {
     stdio: ["ignore", "ignore", "pipe"],
@@ -69,6 +75,7 @@ export function startMaitredProcess(
     let ready = false;
     const lines = createInterface({ input: child.stderr as NodeJS.ReadableStream });
     lines.on("line", (line) => {
+      onLine?.(line);
       if (ready) return; // keep draining so the child never blocks on a full pipe
       recent.push(line);
       if (recent.length > KEPT_LINES) recent.shift();
@@ -102,6 +109,53 @@ export function startMaitredProcess(
       );
     });
   });
+}
+
+/** A process serving HTTP whose CPU time the benchmarks read (a router, a relay). */
+export interface RouterProcess {
+  url: string;
+  pid: number;
+  /** CPU seconds the process has used so far. */
+  cpuSeconds(): number;
+  close(): Promise<void>;
+}
+
+export interface ServeOptions {
+  /** The port to listen on; 0 (the default): any free port. */
+  port?: number;
+  /** Node writes the process's CPU profile into this directory when it exits. */
+  cpuProfileDir?: string;
+  /** The process's environment; this process's by default. */
+  env?: NodeJS.ProcessEnv;
+  /** Every line the router logs (startMaitredProcess). */
+  onLine?: (line: string) => void;
+}
+
+/**
+ * `maitred serve <args>` on loopback, as users start it; ready once it logs its listening line,
+ * which is logged at info (hence `--log-level info`; the rest of the log is drained). Every
+ * script that runs a router as its own process starts it here, so each one's router is started
+ * the same way.
+ */
+export async function startServeProcess(
+  args: readonly string[],
+  options: ServeOptions = {},
+): Promise<MaitredProcess & RouterProcess> {
+  const { port = 0, cpuProfileDir, env: base = process.env } = options;
+  // Through NODE_OPTIONS (kept as the user set it, the directory quoted) because the process is
+  // started by the same launcher as every other maitred process, which passes no Node flags.
+  const profiling = `--cpu-prof --cpu-prof-dir=${JSON.stringify(cpuProfileDir)}`;
+  const env =
+    cpuProfileDir === undefined
+      ? base
+      : { ...base, NODE_OPTIONS: `${base.NODE_OPTIONS ?? ""} ${profiling}`.trim() };
+  const p = await startMaitredProcess(
+    ["serve", "--host", "127.0.0.1", "--port", String(port), "--log-level", "info", ...args],
+    "maitred listening",
+    env,
+    options.onLine,
+  );
+  return { ...p, cpuSeconds: () => processCpuSeconds(p.pid) };
 }
 
 /**

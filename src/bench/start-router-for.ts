@@ -5,7 +5,7 @@ import { startRouter } from "../service/service.ts";
 import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import type { BackendStarter, RouterStarter } from "./compare.ts";
-import { startMaitredProcess } from "./maitred-process.ts";
+import { startServeProcess } from "./maitred-process.ts";
 
 /**
  * Divides the router's scheduling periods and timeouts by the time scale. At `--time-scale 20`
@@ -31,6 +31,19 @@ export const SCALED_TIMES = [
 ] as const;
 
 /**
+ * The flags that give `maitred serve` a resolved config's tail preset and its scaled periods
+ * and timeouts. The preset goes by name, so the router's startup line names it; its bounds,
+ * scaled, follow and override the preset's own.
+ */
+export function scaledTimeFlags(c: RouterConfig): string[] {
+  return [
+    "--tail",
+    c.tail,
+    ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
+  ];
+}
+
+/**
  * The router `bench compare` puts in front of its simulated backends: `maitred serve` in the
  * requested mode, as its own process on a free port, as users run it. Every other setting is
  * its default or its MAITRED_* environment twin (so `MAITRED_PLACEMENT=worst-fit maitred bench
@@ -44,28 +57,14 @@ export const startRouterProcess: RouterStarter = async (
   kvBytesPerToken,
 ) => {
   const c = compareRouterConfig(mode, backends, timeScale, kvBytesPerToken);
-  return startMaitredProcess(
-    [
-      "serve",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--router",
-      mode,
-      "--backends",
-      backends.join(","),
-      // The listening line is logged at info; the driver reads it, then drains the rest.
-      "--log-level",
-      "info",
-      // The preset by name, so the router's startup line names it; its bounds, scaled, follow.
-      "--tail",
-      c.tail,
-      ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
-      ...(c.kvBytesPerToken === null ? [] : ["--kv-bytes-per-token", String(c.kvBytesPerToken)]),
-    ],
-    "maitred listening",
-  );
+  return startServeProcess([
+    "--router",
+    mode,
+    "--backends",
+    backends.join(","),
+    ...scaledTimeFlags(c),
+    ...(c.kvBytesPerToken === null ? [] : ["--kv-bytes-per-token", String(c.kvBytesPerToken)]),
+  ]);
 };
 
 /** The router `bench compare` runs in `mode`: defaults and MAITRED_* twins, times scaled. */

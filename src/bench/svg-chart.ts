@@ -1,9 +1,10 @@
 import type { RunReport } from "./report.ts";
 
 /**
- * A small hand-written SVG bar chart of bench runs: one panel for steps/min (higher is
- * better) and one for p95 step latency (lower is better), one bar per run, value on top.
- * No dependency: the output is a plain string that any browser renders.
+ * The one SVG writer of the reports and the scripts' charts: hand-written SVG, no dependency,
+ * a plain string any browser renders. Two shapes: bars of bench runs (`maitred bench --svg`,
+ * `maitred simulate --svg`) and lines over an evenly spaced x axis (the host-tier scorecards,
+ * the soak), both on the same document frame, and charts stacked into one file.
  */
 
 const PANEL_W = 320;
@@ -17,6 +18,23 @@ export function escapeXml(s: string): string {
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;");
+}
+
+/** The document around a chart's elements: its size, font and white background. */
+function svgDocument(
+  size: { width: number; height: number; fontFamily: string },
+  body: readonly string[],
+  title?: string,
+): string {
+  const { width, height, fontFamily } = size;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${fontFamily}" font-size="12">`,
+    ...(title === undefined ? [] : [`<title>${escapeXml(title)}</title>`]),
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    ...body,
+    "</svg>",
+    "",
+  ].join("\n");
 }
 
 interface Panel {
@@ -50,11 +68,12 @@ function panel(p: Panel, labels: string[], x0: number): string {
   return parts.join("\n");
 }
 
+/** Bench runs as bars: steps/min (higher is better) beside p95 step latency (lower is better). */
 export function renderSvgChart(runs: readonly RunReport[]): string {
   const labels = runs.map((r) => `${r.router} C=${r.concurrency}`);
   const width = PANEL_W * 2;
   const title = runs.length > 0 ? `${runs[0].workload}, seed ${runs[0].seed}` : "";
-  const body = [
+  return svgDocument({ width, height: PANEL_H, fontFamily: "sans-serif" }, [
     panel({ title: "steps/min", values: runs.map((r) => r.steps_per_min), digits: 1 }, labels, 0),
     panel(
       { title: "p95 step latency (ms)", values: runs.map((r) => r.step_latency_ms.p95), digits: 0 },
@@ -62,12 +81,76 @@ export function renderSvgChart(runs: readonly RunReport[]): string {
       PANEL_W,
     ),
     `<text x="${width / 2}" y="${PANEL_H - 8}" text-anchor="middle" fill="#555">${escapeXml(title)}</text>`,
-  ];
-  return [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${PANEL_H}" viewBox="0 0 ${width} ${PANEL_H}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${PANEL_H}" fill="white"/>`,
-    ...body,
-    "</svg>",
-    "",
-  ].join("\n");
+  ]);
+}
+
+export interface LineSeries {
+  label: string;
+  colour: string;
+  ys: number[];
+  dashed?: boolean;
+}
+
+export interface LineChart {
+  title: string;
+  xLabel: string;
+  xs: readonly (string | number)[];
+  series: readonly LineSeries[];
+  yStep: number;
+}
+
+/** A line chart's size: what `stackCharts` lays them out by. */
+const LINE_W = 640;
+const LINE_H = 340;
+
+/**
+ * Evenly spaced x values, one line per series labelled at its right end, y from 0 with a grid
+ * line every `yStep`.
+ */
+export function lineChart(c: LineChart): string {
+  const [w, h, left, right, top, bottom] = [LINE_W, LINE_H, 56, 110, 34, 44];
+  const ticks = Math.ceil(Math.max(...c.series.flatMap((l) => l.ys)) / c.yStep);
+  const yMax = ticks * c.yStep;
+  const x = (i: number) => left + ((w - left - right) * i) / Math.max(1, c.xs.length - 1);
+  const y = (v: number) => top + (h - top - bottom) * (1 - v / yMax);
+  const out: string[] = [`<text x="${left}" y="18" font-size="13">${escapeXml(c.title)}</text>`];
+  for (let k = 0; k <= ticks; k++) {
+    // Named from k, not summed, so a fractional step prints as written (0.3, not 0.30000000000000004).
+    const v = Number((k * c.yStep).toFixed(6));
+    out.push(
+      `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+      `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}</text>`,
+    );
+  }
+  c.xs.forEach((label, i) => {
+    out.push(
+      `<text x="${x(i)}" y="${h - bottom + 16}" text-anchor="middle">${escapeXml(String(label))}</text>`,
+    );
+  });
+  for (const { label, colour, ys, dashed } of c.series) {
+    const points = ys.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    const dash = dashed === true ? ' stroke-dasharray="6 4"' : "";
+    out.push(
+      `<polyline points="${points}" fill="none" stroke="${colour}" stroke-width="2"${dash}/>`,
+      ...ys.map(
+        (v, i) =>
+          `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3" fill="${colour}"/>`,
+      ),
+      `<text x="${w - right + 8}" y="${y(ys[ys.length - 1]) + 4}" fill="${colour}">${escapeXml(label)}</text>`,
+    );
+  }
+  out.push(
+    `<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">${escapeXml(c.xLabel)}</text>`,
+  );
+  return svgDocument({ width: w, height: h, fontFamily: "system-ui, sans-serif" }, out, c.title);
+}
+
+/** Line charts one under the other in one document (the soak's memory above its CPU). */
+export function stackCharts(title: string, charts: readonly string[]): string {
+  const inner = (svg: string, k: number) => svg.replace("<svg ", `<svg y="${k * LINE_H}" `);
+  return svgDocument(
+    { width: LINE_W, height: LINE_H * charts.length, fontFamily: "system-ui, sans-serif" },
+    charts.map(inner),
+    title,
+  );
 }

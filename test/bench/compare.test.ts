@@ -238,4 +238,17 @@ describe("scaleRouterTimes", () => {
     assert.equal(c.placement, base.placement, "non-time settings untouched");
     assert.equal(scaleRouterTimes(base, 1), base);
   });
+
+  it("hands the scaled times to `maitred serve` in seconds, after the tail preset by name", async () => {
+    const { resolveRouterConfig } = await import("../../src/config/load-config.ts");
+    const { scaledTimeFlags, scaleRouterTimes } = await import(
+      "../../src/bench/start-router-for.ts"
+    );
+    const c = scaleRouterTimes(resolveRouterConfig(), 20);
+    const flags = scaledTimeFlags(c);
+    assert.deepEqual(flags.slice(0, 2), ["--tail", c.tail]);
+    const at = flags.indexOf("--scheduler-interval");
+    assert.equal(Number(flags[at + 1]), c.schedulerIntervalMs / 1000);
+    assert.equal(flags.length, 2 + 2 * 6, "the preset and six scaled times");
+  });
 });

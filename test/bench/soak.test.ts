@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { cellUp } from "../../src/bench/soak-haproxy.ts";
+import { cellUp } from "../../src/bench/haproxy-process.ts";
 import {
   type AccessLine,
   accessLogViolation,
@@ -308,7 +308,7 @@ describe("cells", () => {
     assert.ok(!cellUp(`${up}\n${failed}\n`, "cell-a"), "UP but its check failing");
     assert.ok(!cellUp(`${up}\n${ok}\n`, "cell-b"));
     assert.ok(
-      !cellUp(up.replace("cells_by_program", "cells_any") + `\n${ok}`, "cell-a"),
+      !cellUp(`${up.replace("cells_by_program", "cells_any")}\n${ok}`, "cell-a"),
       "other proxy",
     );
   });

@@ -11,14 +11,14 @@ import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
-import { camel, parseFlag } from "../src/config/setting.ts";
-import { integer } from "../src/config/values.ts";
-import { ConfigError } from "../src/errors.ts";
-import type { SimRouter } from "../src/simulate/run-simulation.ts";
-import { resolveSimulateFlags, type SimulateOptions } from "../src/simulate/simulate-options.ts";
-import type { SimulateRunReport } from "../src/simulate/simulate-report.ts";
-import { simulateSweep } from "../src/simulate/simulate-sweep.ts";
-import { loadWorkload } from "../src/workload/load-workload.ts";
+import { camel, parseFlag } from "../config/setting.ts";
+import { integer } from "../config/values.ts";
+import { ConfigError } from "../errors.ts";
+import type { SimRouter } from "../simulate/run-simulation.ts";
+import { resolveSimulateFlags, type SimulateOptions } from "../simulate/simulate-options.ts";
+import type { SimulateRunReport } from "../simulate/simulate-report.ts";
+import { simulateSweep } from "../simulate/simulate-sweep.ts";
+import { loadWorkload } from "../workload/load-workload.ts";
 
 /**
  * The one run `o` names (a single router and concurrency), with its wall time; loading the
@@ -99,8 +99,6 @@ export async function benchEntry<S, R>(
     process.exitCode = 2;
   }
 }
-
-export const mean = (xs: readonly number[]) => xs.reduce((a, x) => a + x, 0) / xs.length;
 
 /** The closing line on stderr: runs, their summed wall time, and the time since `t0`. */
 export const wallLine = (runs: readonly { wallS: number }[], t0: number) =>
