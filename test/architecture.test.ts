@@ -98,3 +98,23 @@ test("nothing imports from scripts/: a script is an entry, what it needs lives i
     [],
   );
 });
+
+test("src/README.md's folder table names every folder of src/ that holds code, and only folders that exist", () => {
+  const readme = readFileSync(join(src, "README.md"), "utf8");
+  const table = readme.slice(
+    readme.indexOf("| folder | owns |"),
+    readme.indexOf("## A request's trip"),
+  );
+  const named = new Set(
+    [...table.matchAll(/^\| \[?`src\/([\w/.-]+)`/gm)].map((m) => m[1] as string),
+  );
+  const withCode = new Set(
+    globSync("**/*.ts", { cwd: src })
+      .map((f) => dirname(f))
+      .filter((d) => d !== "."),
+  );
+  const missing = [...withCode].filter((d) => !named.has(d)).sort();
+  assert.deepEqual(missing, [], "folders with code that src/README.md's table does not name");
+  const gone = [...named].filter((d) => !d.endsWith(".ts") && !withCode.has(d)).sort();
+  assert.deepEqual(gone, [], "folders src/README.md's table names that hold no code");
+});
