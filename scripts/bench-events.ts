@@ -14,7 +14,7 @@
  *
  * With `--apis chat,messages,responses` the same for the agent APIs' streams (the Anthropic
  * Messages and OpenAI Responses events vLLM writes), through their relay
- * (src/proxy/agent-sse-relay.ts) and rebuild (src/proxy/rebuild-agent-answer.ts).
+ * and rebuild (each dialect's, src/proxy/dialects/).
  *
  *   node scripts/bench-events.ts [--seconds 2] [--apis chat]
  */
@@ -23,10 +23,7 @@ import type { ScriptSpec } from "../src/bench/script-args.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
 import { type Api, answerEvents } from "../src/bench/vllm-like-upstream.ts";
 import { listOf, positive } from "../src/config/values.ts";
-import { createAgentSseRelay } from "../src/proxy/agent-sse-relay.ts";
-import { createAgentRebuilder } from "../src/proxy/rebuild-agent-answer.ts";
-import { createCompletionRebuilder } from "../src/proxy/rebuild-completion.ts";
-import { createSseRelay } from "../src/proxy/sse-relay.ts";
+import { DIALECTS } from "../src/proxy/dialects/all-dialects.ts";
 
 const SPEC = {
   name: "bench:events",
@@ -84,20 +81,15 @@ function measure(stream: Buffer[], one: (stream: Buffer[]) => void): number {
 }
 
 const streamed = (api: Api) => (stream: Buffer[]) => {
-  const relay = api === "chat" ? createSseRelay(true, ignore) : createAgentSseRelay(api, ignore);
+  // The client asks for no usage: the relay strips the usage chunk, as maitred does then.
+  const relay = DIALECTS[api].relay(false, ignore);
   for (const c of stream) relay.push(c);
   relay.flush();
   if (relay.usage === null) throw new Error("the relay read no usage");
 };
 
 const plain = (api: Api) => (stream: Buffer[]) => {
-  const r =
-    api === "chat"
-      ? createCompletionRebuilder(
-          { endpoint: "chat", flavour: "vllm", toolCallContent: null },
-          ignore,
-        )
-      : createAgentRebuilder(api, ignore);
+  const r = DIALECTS[api].rebuild({ flavour: "vllm", toolCallContent: null }, ignore);
   for (const c of stream) r.push(c);
   if (r.finish()?.status !== 200) throw new Error("the rebuild made no answer");
 };

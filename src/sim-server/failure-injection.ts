@@ -5,6 +5,7 @@
  */
 
 import { Errors } from "../errors.ts";
+import { createRng } from "../workload/prng.ts";
 
 export const RETURN_ERROR_HEADER = "x-sim-return-error";
 export const STREAM_ERROR_AFTER_HEADER = "x-sim-stream-error-after";
@@ -31,21 +32,8 @@ export interface FailureInjector {
   plan(headers: Headers): FailurePlan;
 }
 
-const TWO_POW_32 = 4294967296;
 const MIN_STATUS = 400;
 const MAX_STATUS = 599;
-
-/** mulberry32: the same seed gives the same sequence of injected failures. */
-function seededUniform(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / TWO_POW_32;
-  };
-}
 
 function headerInt(headers: Headers, name: string, min: number, max: number): number | null {
   const raw = headers.get(name);
@@ -58,7 +46,8 @@ function headerInt(headers: Headers, name: string, min: number, max: number): nu
 }
 
 export function createFailureInjector(options: FailureInjectorOptions): FailureInjector {
-  const uniform = seededUniform(options.seed);
+  // The same seed gives the same sequence of injected failures.
+  const uniform = createRng(options.seed).next;
   return {
     plan(headers) {
       let status = headerInt(headers, RETURN_ERROR_HEADER, MIN_STATUS, MAX_STATUS);

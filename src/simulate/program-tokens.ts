@@ -32,7 +32,7 @@ export interface StepPrompt {
    * ended (the engine holds a prompt only while its request lives).
    */
   tokens: number[];
-  /** Characters of each message, what the proxy hands the core (`messageCharsOf`). */
+  /** Characters of each message, what the proxy hands the core (its dialect's `messageChars`). */
   messageChars: number[];
 }
 

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { createAgentSseRelay } from "../../src/proxy/agent-sse-relay.ts";
-import { createAgentRebuilder } from "../../src/proxy/rebuild-agent-answer.ts";
+import { DIALECTS } from "../../src/proxy/dialects/all-dialects.ts";
+
+/** Neither dialect's rebuilt answer depends on the backend type or a tool choice. */
+const REBUILD = { flavour: "vllm", toolCallContent: null } as const;
 
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -84,7 +86,7 @@ const RESPONSES_TEXT = [
 
 function relayIn(api: "messages" | "responses", text: string, cuts: number[]) {
   const bytes = Buffer.from(text);
-  const relay = createAgentSseRelay(api, { onContent() {} });
+  const relay = DIALECTS[api].relay(true, { onContent() {} });
   const out: Buffer[] = [];
   let at = 0;
   for (const cut of [...cuts, bytes.length]) {
@@ -145,7 +147,7 @@ test("a Responses stream: its id, usage and a final answer, whatever the chunkin
 });
 
 test("the rebuilt plain Message joins text and parses the tool input; the rebuilt response is the completed one", () => {
-  const m = createAgentRebuilder("messages", { onContent() {} });
+  const m = DIALECTS.messages.rebuild(REBUILD, { onContent() {} });
   m.push(Buffer.from(MESSAGES_TOOL));
   const built = m.finish();
   assert.equal(built?.status, 200);
@@ -158,7 +160,7 @@ test("the rebuilt plain Message joins text and parses the tool input; the rebuil
   assert.equal(msg.usage.output_tokens, 7);
   assert.equal(msg.usage.cache_read_input_tokens, 90);
 
-  const r = createAgentRebuilder("responses", { onContent() {} });
+  const r = DIALECTS.responses.rebuild(REBUILD, { onContent() {} });
   r.push(Buffer.from(RESPONSES_TEXT));
   const resp = JSON.parse(r.finish()?.body ?? "{}");
   assert.equal(resp.id, "resp_1");
@@ -166,7 +168,7 @@ test("the rebuilt plain Message joins text and parses the tool input; the rebuil
 });
 
 test("an error event becomes the plain answer with its status, in the dialect's envelope", () => {
-  const m = createAgentRebuilder("messages", { onContent() {} });
+  const m = DIALECTS.messages.rebuild(REBUILD, { onContent() {} });
   m.push(
     Buffer.from(
       ev("error", { type: "error", error: { type: "overloaded_error", message: "busy" } }),
@@ -176,7 +178,7 @@ test("an error event becomes the plain answer with its status, in the dialect's 
   assert.equal(built?.status, 529);
   assert.equal(JSON.parse(built?.body ?? "{}").error.type, "overloaded_error");
 
-  const r = createAgentRebuilder("responses", { onContent() {} });
+  const r = DIALECTS.responses.rebuild(REBUILD, { onContent() {} });
   r.push(Buffer.from(ev("error", { type: "error", code: "503", message: "down", param: null })));
   const rb = r.finish();
   assert.equal(rb?.status, 503);
@@ -184,10 +186,10 @@ test("an error event becomes the plain answer with its status, in the dialect's 
 });
 
 test("a stream cut before its end rebuilds nothing (the proxy answers 502)", () => {
-  const m = createAgentRebuilder("messages", { onContent() {} });
+  const m = DIALECTS.messages.rebuild(REBUILD, { onContent() {} });
   m.push(Buffer.from(MESSAGES_TOOL.slice(0, MESSAGES_TOOL.indexOf("event: message_delta"))));
   assert.equal(m.finish(), null);
-  const r = createAgentRebuilder("responses", { onContent() {} });
+  const r = DIALECTS.responses.rebuild(REBUILD, { onContent() {} });
   r.push(Buffer.from(RESPONSES_TEXT.slice(0, RESPONSES_TEXT.indexOf("event: response.completed"))));
   assert.equal(r.finish(), null);
 });
