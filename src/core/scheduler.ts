@@ -46,6 +46,9 @@ export { DEFAULT_SCHEDULER_CONFIG } from "./scheduler-config.ts";
  * plain proxy). Pure and synchronous: the run loop calls `handle()` one event at a time; time
  * comes inside events; every decision leaves through `Effects`.
  */
+
+/** What a drain with nothing to hand over returns: read only, never written, shared. */
+const NOTHING: never[] = Object.freeze([]) as never[];
 export function createScheduler(options: CreateSchedulerOptions): CoreScheduler {
   assertSchedulerConfig(options.config);
   assertBackends(options.backends);
@@ -61,7 +64,8 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     tryCommitFirstByte: (requestId) => tryCommitFirstByte(state, requestId),
     drainQueueWaitObservations() {
       const pr = state.priority;
-      if (pr === null) return [];
+      // Asked after every event: nothing to hand over allocates nothing.
+      if (pr === null || pr.waitObservations.length === 0) return NOTHING;
       const list = pr.waitObservations;
       pr.waitObservations = [];
       return list;
@@ -82,6 +86,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     audit: () => auditBooks(state),
     nextDeadline: () => nextDeadline(state),
     drainPauseObservations() {
+      if (state.pauseObservations.length === 0) return NOTHING;
       const list = state.pauseObservations;
       state.pauseObservations = [];
       return list;

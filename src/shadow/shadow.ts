@@ -153,7 +153,7 @@ export interface Shadow {
 
 /** Durations kept for the median; count, total and max cover every one. */
 const DURATIONS_KEPT = 10_000;
-/** Observations kept for a scrape that does not come. */
+/** Observations kept until the run loop's hook takes them (src/runtime/observation-taps.ts). */
 const OBSERVATIONS_KEPT = 10_000;
 /** Decisions kept for the summary and the live page. */
 const RECENT_KEPT = 50;
@@ -201,6 +201,8 @@ function pushBounded<T>(list: T[], item: T): void {
   if (list.length >= 2 * OBSERVATIONS_KEPT) list.splice(0, list.length - OBSERVATIONS_KEPT);
 }
 
+/** What a drain with nothing to hand over returns: read only, never written, shared. */
+const NOTHING: never[] = Object.freeze([]) as never[];
 export function createShadow(options: ShadowOptions): Shadow {
   const { logger } = options;
   const since = options.now();
@@ -460,11 +462,13 @@ export function createShadow(options: ShadowOptions): Shadow {
     gauges: () => gauges(),
     followed: () => actual.size + heldSince.size + (loop?.requests.size ?? 0),
     drainHoldObservations() {
+      if (holdObservations.length === 0) return NOTHING;
       const list = holdObservations;
       holdObservations = [];
       return list;
     },
     drainPauseObservations() {
+      if (pauseObservations.length === 0) return NOTHING;
       const list = pauseObservations;
       pauseObservations = [];
       return list;
