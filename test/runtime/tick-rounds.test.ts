@@ -1,21 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { BackendMetricsSample, SchedulerEvent } from "../../src/core/events.ts";
+import type { SchedulerEvent } from "../../src/core/events.ts";
 import { createManualClock } from "../../src/runtime/clock.ts";
 import { createTickRounds, type TickRoundsOptions } from "../../src/runtime/tick-rounds.ts";
 import { silentLogger } from "../../src/util/logger.ts";
+import { sample } from "../core/harness.ts";
 
-const SAMPLE: BackendMetricsSample = {
-  capacityTokens: 1000,
-  kvUsage: 0,
-  running: 0,
-  waiting: 0,
-  preemptionsTotal: 0,
-  prefixCacheQueriesTotal: 0,
-  prefixCacheHitsTotal: 0,
-  promptTokensTotal: 0,
-  generationTokensTotal: 0,
-};
+const SAMPLE = sample(1000, { kvUsage: 0, running: 0, waiting: 0 });
 
 function rounds(extra: Partial<TickRoundsOptions> = {}) {
   const clock = createManualClock(0);

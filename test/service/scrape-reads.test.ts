@@ -6,10 +6,10 @@ import {
   sumOf,
 } from "../../src/backends/prometheus-text.ts";
 import { resolveRouterConfig } from "../../src/config/load-config.ts";
-import type { BackendMetricsSample } from "../../src/core/events.ts";
 import { createManualClock, type ManualClock } from "../../src/runtime/clock.ts";
 import { createRouter, type Router } from "../../src/service/service.ts";
 import { silentLogger } from "../../src/util/logger.ts";
+import { sample } from "../core/harness.ts";
 
 /**
  * A /metrics scrape only reads: the waits the core (and a shadow beside it) observe are counted
@@ -22,17 +22,9 @@ import { silentLogger } from "../../src/util/logger.ts";
 
 const B = "http://127.0.0.1:9";
 
-const sample = (capacityTokens: number): BackendMetricsSample => ({
-  capacityTokens,
-  kvUsage: 0,
-  running: 0,
-  waiting: 0,
-  preemptionsTotal: 0,
-  prefixCacheQueriesTotal: 0,
-  prefixCacheHitsTotal: 0,
-  promptTokensTotal: 0,
-  generationTokensTotal: 0,
-});
+/** An engine sample that says room is there: nothing used, running or waiting. */
+const roomy = (capacityTokens: number) =>
+  sample(capacityTokens, { kvUsage: 0, running: 0, waiting: 0 });
 
 async function routerWith(flags: Record<string, unknown>) {
   const config = resolveRouterConfig({ flags: { backends: B, ...flags } });
@@ -54,7 +46,7 @@ function arrive(router: Router, clock: ManualClock, id: string, chars: number): 
 }
 
 function tick(router: Router, clock: ManualClock, capacityTokens: number): void {
-  router.loop.send({ kind: "tick", now: clock.now(), metrics: { [B]: sample(capacityTokens) } });
+  router.loop.send({ kind: "tick", now: clock.now(), metrics: { [B]: roomy(capacityTokens) } });
 }
 
 /**
