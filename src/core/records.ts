@@ -210,6 +210,7 @@ export interface SchedulerPolicies {
   resumeOrder: ResumeOrder;
   place: PlacementFn;
   pauseVictims: PauseVictimFn;
+  pausePrice: PausePriceFn;
 }
 
 /**
@@ -296,3 +297,22 @@ export interface ClassRules {
   /** Whether `victim` may be paused to make room for a class-`cls` program. */
   mayDisplace(victim: ProgramRecord, cls: ClassIndex): boolean;
 }
+
+/** What a pause costs on a backend, and what admission makes of it (pause-price.ts). */
+export interface PausePrice {
+  readonly name: "prefill" | "transfer";
+  /** What a backend can hold for admission; null while the GPU's capacity is unknown. */
+  admissionCapacity(b: BackendBook): number | null;
+  /**
+   * The engine's report of its GPU bounds the room (its queue and preemptions mean the backend
+   * is full); false: the books alone decide, against `admissionCapacity`.
+   */
+  readonly truthBoundsRoom: boolean;
+  /** An overdue program gets room made on the backend it was paused from. */
+  readonly originIsCheapest: boolean;
+  /** The bound on a wait to come back to a healthy backend at this price (ms); null = none. */
+  readonly returnWaitMs: number | null;
+}
+
+/** The policy: a backend's price now, from its books and the engine's last report. */
+export type PausePriceFn = (b: BackendBook) => PausePrice;

@@ -2,7 +2,7 @@ import { deadlineOf } from "./deadline.ts";
 import { seatNeed } from "./headroom.ts";
 import { activePrograms, activeTokens, isPlaceable } from "./ledger.ts";
 import { lendRoom } from "./lending.ts";
-import { pauseIsTransfer } from "./pause-price.ts";
+import { keepsEvictedContexts, pausePriceOf } from "./pause-price.ts";
 import { makeRoom } from "./pause-step.ts";
 import { pinAllows, pinIndex } from "./pinned-backend.ts";
 import { argMin } from "./placement.ts";
@@ -110,8 +110,7 @@ function chooseTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, nee
     const i = indexOf(state, p.originBackend);
     const room = i < 0 ? null : rooms[i];
     if (room !== null && room >= need) return i;
-    if (i >= 0 && state.backends[i].healthy && state.backends[i].lastMetrics?.hostKvTier === true)
-      return -1;
+    if (i >= 0 && keepsEvictedContexts(state.backends[i])) return -1;
   }
   return state.policies.place(rooms, need);
 }
@@ -221,7 +220,11 @@ function roomTarget(state: SchedulerState, rooms: Rooms, p: ProgramRecord, need:
     return pin >= 0 && rooms[pin] !== null && state.backends[pin].capacity !== null ? pin : -1;
   }
   const origin = p.originBackend === null ? -1 : indexOf(state, p.originBackend);
-  return origin >= 0 && rooms[origin] !== null && pauseIsTransfer(state.backends[origin])
+  const b = origin >= 0 ? state.backends[origin] : undefined;
+  return b !== undefined &&
+    rooms[origin] !== null &&
+    b.healthy &&
+    pausePriceOf(state, b).originIsCheapest
     ? origin
     : overdueTarget(state, rooms, need);
 }

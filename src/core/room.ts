@@ -1,6 +1,6 @@
 import type { SchedulerConfig } from "./api.ts";
 import { decayedActingTokens } from "./ledger.ts";
-import { admissionCapacity, pausePriceOf } from "./pause-price.ts";
+import { pausePriceOf } from "./pause-price.ts";
 import type { BackendBook } from "./records.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
@@ -44,7 +44,7 @@ export function beliefUsedTokens(b: BackendBook, config: SchedulerConfig, now: n
 
 /** Belief room, or null while the capacity is unknown. */
 export function beliefRoomTokens(state: SchedulerState, b: BackendBook): number | null {
-  const capacity = admissionCapacity(b);
+  const capacity = pausePriceOf(state, b).admissionCapacity(b);
   if (capacity === null) return null;
   return capacity - beliefUsedTokens(b, state.config, state.now);
 }
@@ -61,7 +61,7 @@ export function truthRoomTokens(state: SchedulerState, b: BackendBook): number |
   if (t === null || b.capacity === null || t.kvUsage === null || t.waiting === null) return null;
   // Where a pause costs a transfer the engine's queue and preemptions are its rotation within
   // what GPU and tier hold, not a full backend: the books over that bound decide (case 5).
-  if (pausePriceOf(b) === "transfer") return null;
+  if (!pausePriceOf(state, b).truthBoundsRoom) return null;
   if (t.waiting > 0 || t.preempting) return TRUTH_FULL;
   const { actingTokenWeight, growthHeadroomSteps } = state.config;
   const growth = b.reasoningHeadroom / Math.max(1, growthHeadroomSteps);

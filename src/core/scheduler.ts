@@ -7,7 +7,7 @@ import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
 import { expireLikelyDone } from "./likely-done.ts";
-import { refreshPausedFrom } from "./pause-price.ts";
+import { refreshPausedFrom, tierAwarePausePrice } from "./pause-price.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
@@ -57,6 +57,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     resumeOrder: options.policies?.resumeOrder ?? groupThenSmallest,
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
+    pausePrice: options.policies?.pausePrice ?? tierAwarePausePrice,
   });
   setupPriorities(state, options.config, options.policies);
   return {

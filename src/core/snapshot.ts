@@ -1,7 +1,7 @@
 import type { BackendView, EngineTruthView, ProgramView, SchedulerSnapshot } from "./api.ts";
 import { budgetView } from "./budget.ts";
 import { activePrograms } from "./ledger.ts";
-import { admissionCapacity, pausePriceOf } from "./pause-price.ts";
+import { pausePriceOf } from "./pause-price.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import { prioritySnapshot } from "./priority/priority-snapshot.ts";
 import type { BackendBook, ProgramRecord } from "./records.ts";
@@ -46,13 +46,14 @@ function childIds(p: ProgramRecord): string[] {
 }
 
 export function backendView(state: SchedulerState, b: BackendBook): BackendView {
+  const price = pausePriceOf(state, b);
   return {
     id: b.id,
     healthy: b.healthy,
     consecutiveFailures: b.consecutiveFailures,
     capacityTokens: b.capacity,
-    admissionCapacityTokens: admissionCapacity(b),
-    pausePrice: pausePriceOf(b),
+    admissionCapacityTokens: price.admissionCapacity(b),
+    pausePrice: price.name,
     usedTokens: beliefUsedTokens(b, state.config, state.now),
     beliefRoomTokens: beliefRoomTokens(state, b),
     // Capacity unknown: placed on by the engine's report, one program per sample, no token room.

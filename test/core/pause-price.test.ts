@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { BackendMetricsSample } from "../../src/core/events.ts";
+import { HOST_TRANSFER, REPREFILL } from "../../src/core/pause-price.ts";
+import type { PausePrice, SchedulerPolicies } from "../../src/core/records.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
 import { HOST_TIER_OVERCOMMIT, TIER_ROTATION_MS } from "../../src/core/scheduler-constants.ts";
 import { createHarness, sample } from "./harness.ts";
@@ -130,3 +132,32 @@ test("where a pause costs a prefill, the same wait is not cut short before the a
   assert.equal(h.program("A")?.state, "PAUSED");
   assert.ok(SHIPPED.ageingMs > TIER_ROTATION_MS);
 });
+
+test("the price is the core's policy: one given in its place decides admission, room and the wait bound", () => {
+  // Priced by prefill whatever the engine keeps: the tier of 10,000 tokens no longer counts.
+  const prefill = twoInToolCallsWith({ pausePrice: () => REPREFILL }, tier(10_000));
+  assert.equal(prefill.backend("b0").pausePrice, "prefill");
+  assert.equal(prefill.backend("b0").admissionCapacityTokens, GPU);
+  prefill.arrive("w1", "W", 1100);
+  assert.equal(prefill.dispatchOf("w1"), undefined, "held for room on the GPU");
+  // Priced by transfer on a 4,000-token bound of the policy's own, with no tier reported.
+  const own: PausePrice = { ...HOST_TRANSFER, admissionCapacity: () => 4000 };
+  const transfer = twoInToolCallsWith({ pausePrice: () => own }, {});
+  assert.equal(transfer.backend("b0").pausePrice, "transfer");
+  assert.equal(transfer.backend("b0").admissionCapacityTokens, 4000);
+  transfer.arrive("w1", "W", 1100);
+  assert.equal(transfer.dispatchOf("w1")?.backendId, "b0", "admitted within the policy's bound");
+  assert.equal(HOST_TRANSFER.returnWaitMs, TIER_ROTATION_MS);
+  assert.equal(REPREFILL.returnWaitMs, null);
+});
+
+function twoInToolCallsWith(
+  policies: Partial<SchedulerPolicies>,
+  extra: Partial<BackendMetricsSample>,
+) {
+  const h = createHarness({ backends: ["b0"], capacity: GPU, config: SHIPPED, policies });
+  h.tick({ b0: sample(GPU, extra) });
+  h.turn("a1", "A", 800);
+  h.turn("b1", "B", 900);
+  return h;
+}

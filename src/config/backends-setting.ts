@@ -1,0 +1,83 @@
+/**
+ * The two serve settings whose values name backends: `--backends` (base URLs, or `sim:N`) and
+ * `--host-kv-tokens` (each backend's host KV tier, where its engine does not say).
+ */
+import { z } from "zod";
+import { httpUrl, list } from "./values.ts";
+
+/** Upper bound for `sim:N`: each simulated backend is a server in this process. */
+const MAX_SIM_BACKENDS = 64;
+
+/** What `--backends` gives: base URLs, or a count of simulated backends to start. */
+export interface ParsedBackends {
+  backends: string[];
+  simBackends: number;
+}
+
+/**
+ * `--backends`: comma-separated base URLs (no `/v1`), or `sim:N` to start N simulated backends
+ * in-process. URLs lose a trailing slash because the URL is the backend's id everywhere.
+ */
+export const backendsSchema = list().transform((items, ctx): ParsedBackends => {
+  const sim = items.length === 1 ? /^sim:(\d+)$/.exec(items[0]) : null;
+  if (sim) {
+    const n = Number(sim[1]);
+    if (n < 1 || n > MAX_SIM_BACKENDS) {
+      ctx.issues.push({
+        code: "custom",
+        message: `sim:N needs 1 ≤ N ≤ ${MAX_SIM_BACKENDS}, got ${n}`,
+        input: items,
+      });
+      return z.NEVER;
+    }
+    return { backends: [], simBackends: n };
+  }
+  const backends: string[] = [];
+  for (const item of items) {
+    const r = httpUrl().safeParse(item);
+    if (!r.success) {
+      ctx.issues.push({
+        code: "custom",
+        message: r.error.issues[0].message,
+        input: items,
+      });
+      return z.NEVER;
+    }
+    if (backends.includes(r.data)) {
+      ctx.issues.push({ code: "custom", message: `lists ${r.data} twice`, input: items });
+      return z.NEVER;
+    }
+    backends.push(r.data);
+  }
+  return { backends, simBackends: 0 };
+});
+
+/**
+ * `--host-kv-tokens`: tokens of KV each backend's host tier holds. One number is every
+ * backend's; `URL=N,URL=N` names them one by one (a backend not named has none given).
+ */
+export interface HostKvTokens {
+  all: number | null;
+  byBackend: Record<string, number>;
+}
+
+function tokensOf(raw: string): number {
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < 1)
+    throw new Error(`"${raw}" is not a whole number of tokens ≥ 1`);
+  return n;
+}
+
+export function parseHostKvTokens(raw: string): HostKvTokens {
+  if (!raw.includes("=")) return { all: tokensOf(raw), byBackend: {} };
+  const byBackend: Record<string, number> = {};
+  for (const item of raw.split(",")) {
+    const at = item.lastIndexOf("=");
+    if (at < 0) throw new Error(`"${item}" is not URL=tokens`);
+    const url = httpUrl().safeParse(item.slice(0, at).trim());
+    if (!url.success) throw new Error(`"${item}": ${url.error.issues[0].message}`);
+    if (url.data in byBackend) throw new Error(`names ${url.data} twice`);
+    byBackend[url.data] = tokensOf(item.slice(at + 1));
+  }
+  return { all: null, byBackend };
+}
