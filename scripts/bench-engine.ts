@@ -1,192 +1,24 @@
 /**
- * Engine benchmark in virtual time: N agent programs (default 128) share one simulated engine
- * (default llama-3.1-8b-h100) for a simulated hour. Each program is a growing conversation:
- * every turn appends the previous output and a tool observation, then waits a tool-time gap.
- * Program shape follows the `swe-bash` preset (mini-swe-agent
- * + DeepSeek on SWE-bench Lite): steps LN(4.32, 0.42), first prompt 200 shared + LN(7.28, 0.25),
- * output mixture short LN(4.35, 0.31) / long LN(6.10, 0.60), observation LN(4.78, 1.11), tool
- * time 95.4% LN(5.57, 0.36) ms else LN(8.04, 0.97) ms capped at 60 s.
+ * bench:engine: the simulated engine alone, in virtual time; simulated seconds per wall second,
+ * steps, preemptions and prefix hits for N agent programs on one engine. The run is
+ * src/bench/scenarios/engine-speed.ts.
  *
- * Prints simulated seconds per wall second, steps, preemptions and prefix-hit rate.
- *   node_modules/.bin/node scripts/bench-engine.ts [--agents 128] [--hours 1] [--json out.json]
+ *   npm run bench:engine -- [--agents 128] [--hours 1] [--json out.json]
  */
-
 import { writeFileSync } from "node:fs";
-import { performance } from "node:perf_hooks";
-import type { ScriptSpec } from "../src/bench/script-args.ts";
+import {
+  ENGINE_SPEC,
+  engineSpeedLines,
+  runEngineSpeed,
+} from "../src/bench/scenarios/engine-speed.ts";
 import { scriptArgs } from "../src/bench/script-entry.ts";
-import { jsonFlag, profileFlag, seedFlag } from "../src/bench/script-flags.ts";
-import { integer, positive } from "../src/config/values.ts";
-import { generationPromptTokens, messageTokens } from "../src/engine/chat-template.ts";
-import { createEngine } from "../src/engine/engine.ts";
-import { engineConfigFromProfile } from "../src/engine/timing.ts";
-import { decode, textOfTokens } from "../src/engine/tokenizer.ts";
-import type { RequestOutput } from "../src/engine/types.ts";
-import { attachEngine, createEventKernel } from "../src/engine/virtual-driver.ts";
-import { createRng } from "../src/workload/prng.ts";
 
-const SPEC = {
-  name: "bench:engine",
-  summary:
-    "The simulated engine alone, in virtual time: N growing agent conversations on one engine; simulated seconds per wall second, steps, preemptions, prefix hits.",
-  runtime:
-    "about 4 s on an idle core (recorded: one simulated hour of 128 agents in 3.7 s); scales with --agents × --hours",
-  flags: {
-    agents: {
-      arg: "<n>",
-      default: "128",
-      description: "agent programs sharing the engine",
-      check: integer(1, 1_000_000),
-    },
-    hours: { arg: "<h>", default: "1", description: "simulated hours", check: positive() },
-    profile: profileFlag("llama-3.1-8b-h100", "the engine's timing profile"),
-    seed: seedFlag("seeds the programs and the engine"),
-    json: jsonFlag("also write the figures as JSON"),
-  },
-} satisfies ScriptSpec;
-const { values: args } = scriptArgs(SPEC);
-const AGENTS = Number(args.agents);
-const HORIZON_S = Number(args.hours) * 3600;
-const SEED = Number(args.seed);
-
-/** swe-bash preset constants . */
-const SHARED_PREFIX_TOKENS = 200;
-const STEPS = { mu: 4.32, sigma: 0.42, min: 5, max: 250 };
-const TASK = { mu: 7.28, sigma: 0.25 };
-const OUT_SHORT = { mu: 4.35, sigma: 0.31 };
-const OUT_LONG = { mu: 6.1, sigma: 0.6 };
-const LONG_SHARE_BY_THIRD = [0.15, 0.42, 0.35];
-const OUT_CLIP = { min: 10, max: 4096 };
-const OBS = { mu: 4.78, sigma: 1.11, min: 5, max: 4500 };
-const TOOL_FAST_SHARE = 0.954;
-const TOOL_FAST_MS = { mu: 5.57, sigma: 0.36 };
-const TOOL_SLOW_MS = { mu: 8.04, sigma: 0.97 };
-const TOOL_CAP_MS = 60_000;
-
-const rand = createRng(SEED).next;
-const lognormal = ({ mu, sigma }: { mu: number; sigma: number }) => {
-  const u = 1 - rand();
-  const v = rand();
-  return Math.exp(mu + sigma * Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v));
-};
-const clip = (x: number, min: number, max: number) => Math.round(Math.min(max, Math.max(min, x)));
-
-const config = engineConfigFromProfile(args.profile, { seed: SEED });
-const engine = createEngine(config);
-const kernel = createEventKernel();
-const sharedSystem = messageTokens({
-  role: "system",
-  content: textOfTokens(SHARED_PREFIX_TOKENS, 0),
-});
-const genPrompt = generationPromptTokens();
-
-interface Program {
-  id: number;
-  history: number[];
-  steps: number;
-  step: number;
-  output: number[];
-  turnId: string;
-}
-let programsStarted = 0;
-let programsDone = 0;
-let turnsDone = 0;
-let textSeed = 1;
-const programs = new Map<string, Program>();
-
-function startProgram(): void {
-  const task = clip(lognormal(TASK), 1, 100_000);
-  const p: Program = {
-    id: programsStarted,
-    history: [
-      ...sharedSystem,
-      ...messageTokens({ role: "user", content: textOfTokens(task, textSeed++) }),
-    ],
-    steps: clip(lognormal(STEPS), STEPS.min, STEPS.max),
-    step: 0,
-    output: [],
-    turnId: "",
-  };
-  programsStarted++;
-  submitTurn(p);
-}
-
-function submitTurn(p: Program): void {
-  const third = Math.min(2, Math.floor((3 * p.step) / p.steps));
-  const long = rand() < LONG_SHARE_BY_THIRD[third];
-  const maxTokens = clip(lognormal(long ? OUT_LONG : OUT_SHORT), OUT_CLIP.min, OUT_CLIP.max);
-  const prompt = p.history.concat(genPrompt);
-  if (prompt.length + maxTokens >= config.maxModelLen) {
-    finishProgram();
-    return;
-  }
-  p.turnId = `p${p.id}-${p.step}`;
-  p.output = [];
-  programs.set(p.turnId, p);
-  adapter.submit({ id: p.turnId, promptTokens: prompt, maxTokens, minTokens: 0, ignoreEos: true });
-}
-
-function finishProgram(): void {
-  programsDone++;
-  startProgram();
-}
-
-function onOutput(o: RequestOutput): void {
-  const p = programs.get(o.id);
-  if (p === undefined) return;
-  for (const t of o.newTokenIds) p.output.push(t);
-  if (o.finishReason === undefined) return;
-  programs.delete(o.id);
-  turnsDone++;
-  p.step++;
-  if (p.step >= p.steps) {
-    finishProgram();
-    return;
-  }
-  // The agent sends its answer back verbatim, then the tool's observation.
-  for (const t of messageTokens({ role: "assistant", content: decode(p.output) }))
-    p.history.push(t);
-  const obs = clip(lognormal(OBS), OBS.min, OBS.max);
-  for (const t of messageTokens({ role: "tool", content: textOfTokens(obs, textSeed++) })) {
-    p.history.push(t);
-  }
-  const toolMs = Math.min(
-    TOOL_CAP_MS,
-    lognormal(rand() < TOOL_FAST_SHARE ? TOOL_FAST_MS : TOOL_SLOW_MS),
-  );
-  kernel.after(toolMs / 1000, () => submitTurn(p));
-}
-
-const adapter = attachEngine(kernel, engine, { onOutput });
-for (let i = 0; i < AGENTS; i++) kernel.schedule(0, startProgram);
-
-const wallStart = performance.now();
-kernel.run(HORIZON_S);
-const wallS = (performance.now() - wallStart) / 1000;
-
-const s = engine.stats();
-const result = {
+const { values: args } = scriptArgs(ENGINE_SPEC);
+const result = runEngineSpeed({
+  agents: Number(args.agents),
+  hours: Number(args.hours),
   profile: args.profile,
-  agents: AGENTS,
-  simulatedSeconds: HORIZON_S,
-  wallSeconds: Number(wallS.toFixed(3)),
-  simulatedSecondsPerWallSecond: Number((HORIZON_S / wallS).toFixed(1)),
-  steps: s.steps,
-  stepsPerWallSecond: Math.round(s.steps / wallS),
-  busyFraction: Number((s.busyTime / HORIZON_S).toFixed(4)),
-  preemptions: s.numPreemptions,
-  prefixHitRate: Number((s.prefixCacheHits / Math.max(1, s.prefixCacheQueries)).toFixed(4)),
-  recomputedTokens: s.recomputedTokens,
-  promptTokens: s.promptTokens,
-  generationTokens: s.generationTokens,
-  turnsCompleted: turnsDone,
-  programsCompleted: programsDone,
-  meanTtftSeconds: Number(
-    (s.timeToFirstToken.sum / Math.max(1, s.timeToFirstToken.count)).toFixed(3),
-  ),
-  finalRunning: s.numRunning,
-  finalWaiting: s.numWaiting,
-  finalKvUsage: Number(s.kvCacheUsage.toFixed(4)),
-};
-for (const [k, v] of Object.entries(result)) console.log(`${k.padEnd(31)} ${v}`);
+  seed: Number(args.seed),
+});
+for (const line of engineSpeedLines(result)) console.log(line);
 if (args.json) writeFileSync(args.json, `${JSON.stringify(result, null, 2)}\n`);

@@ -1,8 +1,9 @@
 /**
  * The answer of a Messages or Responses request, streamed or whole, from the same engine steps
- * as a chat completion's (one choice: neither API has `n`). A dialect's writer turns the steps
- * into its events (`event: <type>` then `data: <json>`, as vLLM writes both APIs' streams) and
- * its whole body; this file drives the generation and delivers one or the other.
+ * as a chat completion's (one choice: neither API has `n`). A dialect's writer
+ * (messages-writer.ts, responses-writer.ts) turns the steps into its events (`event: <type>`
+ * then `data: <json>`, as vLLM writes both APIs' streams) and its whole body; this file drives
+ * the generation and delivers one or the other.
  */
 
 import type { FinishReason } from "../engine/types.ts";
@@ -25,11 +26,6 @@ export interface DialectWriter {
   error(error: MaitredError): string;
   /** The whole answer's JSON, once finished. */
   body(usage: UsageCounts, end: TurnEnd): string;
-}
-
-/** One SSE event as vLLM writes the Messages and Responses streams. */
-export function namedEvent(type: string, json: string): string {
-  return `event: ${type}\ndata: ${json}\n\n`;
 }
 
 /** A called tool ends as `tool_calls` unless cut by the length, as chat's stream says. */

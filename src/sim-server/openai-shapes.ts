@@ -1,8 +1,10 @@
 /**
- * vLLM's response bodies, byte for byte (streaming and non-streaming).
+ * vLLM's chat and completions bodies, byte for byte (streaming and non-streaming), for the
+ * simulated backend and the vLLM-like upstream alike (answer-fields.ts says what differs).
  * Chat chunks are dumped with `exclude_unset` (only set keys), completion chunks with every
  * field, full responses with every field (nulls included). Strings are assembled around a
- * per-request prefix so each streamed token costs one `JSON.stringify` of its text.
+ * per-request prefix so each streamed token costs one `JSON.stringify` of its text, or none
+ * when the caller has its text escaped already (`deltaJson`).
  *
  * Every chunk carries one choice, named by its `index`. A streamed tool call is vLLM's
  * structured-output stream: the first step's delta holds the call's id, type, index and
@@ -10,6 +12,7 @@
  */
 
 import type { FinishReason } from "../engine/types.ts";
+import { type AnswerFields, type ChoicesDialect, SIM_BACKEND_FIELDS } from "./answer-fields.ts";
 
 /** A choice's finish reason: the engine's, or `tool_calls` for a call the model chose. */
 export type ChoiceFinish = Exclude<FinishReason, "abort"> | "tool_calls";
@@ -21,7 +24,17 @@ export function sseEvent(json: string): string {
   return `data: ${json}\n\n`;
 }
 
-export type Endpoint = "chat" | "completion";
+/** One SSE event as vLLM writes the Messages and Responses streams: its type, then its data. */
+export function namedEvent(type: string, json: string): string {
+  return `event: ${type}\ndata: ${json}\n\n`;
+}
+
+/**
+ * What ResponseMeta's `endpoint` is given: a ChoicesDialect, or `"completion"`, the old
+ * spelling of `"completions"` its callers still pass until they say ChoicesDialect. The
+ * writers here read anything but `"chat"` as completions, so both spellings write the same.
+ */
+export type Endpoint = ChoicesDialect | "completion";
 
 export interface ResponseMeta {
   endpoint: Endpoint;
@@ -70,6 +83,13 @@ export interface ChunkWriter {
     usage: UsageCounts | null,
     choice?: ChunkChoice,
   ): string;
+  /** `delta` of a text already written as a JSON string (quoted and escaped). */
+  deltaJson(
+    textJson: string,
+    finish: ChoiceFinish | null,
+    usage: UsageCounts | null,
+    choice?: ChunkChoice,
+  ): string;
   /** Chat only: one step of a tool call's arguments. */
   toolCall(
     call: ToolCallDelta,
@@ -91,30 +111,53 @@ function toolCallDeltaJson(call: ToolCallDelta): string {
     : `{"tool_calls":[{"id":${JSON.stringify(call.head.id)},"type":"function","index":${call.index},"function":{"name":${JSON.stringify(call.head.name)},"arguments":${args}}}]}`;
 }
 
-export function createChunkWriter(meta: ResponseMeta): ChunkWriter {
+export function createChunkWriter(
+  meta: ResponseMeta,
+  fields: AnswerFields = SIM_BACKEND_FIELDS,
+): ChunkWriter {
   const chat = meta.endpoint === "chat";
   const object = chat ? "chat.completion.chunk" : "text_completion";
   const prefix = `{"id":${JSON.stringify(meta.id)},"object":"${object}","created":${meta.created},"model":${JSON.stringify(meta.model)},"choices":`;
+  // vLLM's return_token_ids fields: null unless a request asks for them, but set, so
+  // exclude_unset keeps them (answer-fields.ts: only a later vLLM has them).
+  const tokenIds = chat && fields.tokenIds ? ',"token_ids":null' : "";
+  const promptTokenIds = chat && fields.tokenIds ? ',"prompt_token_ids":null' : "";
   // A running usage (continuous_usage_stats) never reports cached tokens. Chat drops an
   // absent usage and the unset details (exclude_unset); completions print every field.
-  const tail = (u: UsageCounts | null) => {
-    if (u === null) return chat ? "}" : `,"usage":null}`;
-    return `,"usage":${usageBody({ ...u, cachedTokens: null }, !chat)}}`;
+  // `after` is what follows the usage in chat's field order (the first chunk's prompt ids).
+  const tail = (u: UsageCounts | null, after = "") => {
+    if (u === null) return chat ? `${after}}` : `,"usage":null}`;
+    return `,"usage":${usageBody({ ...u, cachedTokens: null }, !chat)}${after}}`;
   };
   const reason = (finish: ChoiceFinish | null) => (finish === null ? "null" : `"${finish}"`);
   const chatChoice = (delta: string, finish: ChoiceFinish | null, c: ChunkChoice) =>
-    `{"index":${c.index},"delta":${delta},"logprobs":${c.logprobs ?? "null"},"finish_reason":${reason(finish)}${finish === null ? "" : ',"stop_reason":null'}}`;
+    `{"index":${c.index},"delta":${delta},"logprobs":${c.logprobs ?? "null"},"finish_reason":${reason(finish)}${finish === null ? "" : ',"stop_reason":null'}${tokenIds}}`;
+  // The commonest chunk, one token of choice 0 that neither ends nor carries a usage or
+  // logprobs, is written around its text from two strings built once per answer.
+  const tokenHead = `data: ${prefix}[${chat ? '{"index":0,"delta":{"content":' : '{"index":0,"text":'}`;
+  const tokenTail = chat
+    ? `},"logprobs":null,"finish_reason":null${tokenIds}}]}\n\n`
+    : ',"logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}\n\n';
+  const deltaJson = (
+    json: string,
+    finish: ChoiceFinish | null,
+    u: UsageCounts | null,
+    c: ChunkChoice = FIRST_CHOICE,
+  ) => {
+    if (finish === null && u === null && c.index === 0 && c.logprobs === null)
+      return tokenHead + json + tokenTail;
+    const choice = chat
+      ? chatChoice(`{"content":${json}}`, finish, c)
+      : `{"index":${c.index},"text":${json},"logprobs":${c.logprobs ?? "null"},"finish_reason":${reason(finish)},"stop_reason":null}`;
+    return sseEvent(`${prefix}[${choice}]${tail(u)}`);
+  };
   return {
     role: (u, index = 0) =>
       sseEvent(
-        `${prefix}[{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${tail(u)}`,
+        `${prefix}[{"index":${index},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]${tail(u, promptTokenIds)}`,
       ),
-    delta(text, finish, u, c = FIRST_CHOICE) {
-      const choice = chat
-        ? chatChoice(`{"content":${JSON.stringify(text)}}`, finish, c)
-        : `{"index":${c.index},"text":${JSON.stringify(text)},"logprobs":${c.logprobs ?? "null"},"finish_reason":${reason(finish)},"stop_reason":null}`;
-      return sseEvent(`${prefix}[${choice}]${tail(u)}`);
-    },
+    delta: (text, finish, u, c) => deltaJson(JSON.stringify(text), finish, u, c),
+    deltaJson,
     toolCall: (call, finish, u, c) =>
       sseEvent(`${prefix}[${chatChoice(toolCallDeltaJson(call), finish, c)}]${tail(u)}`),
     usage: (u) => sseEvent(`${prefix}[],"usage":${usageBody(u, false)}}`),
@@ -132,9 +175,9 @@ export interface ChoiceResult {
   finish: ChoiceFinish;
 }
 
-function choiceJson(endpoint: Endpoint, c: ChoiceResult): string {
+function choiceJson(chat: boolean, c: ChoiceResult, fields: AnswerFields): string {
   const lp = c.logprobs ?? "null";
-  if (endpoint === "completion") {
+  if (!chat) {
     return `{"index":${c.index},"text":${JSON.stringify(c.text ?? "")},"logprobs":${lp},"finish_reason":"${c.finish}","stop_reason":null,"prompt_logprobs":null}`;
   }
   const call = c.toolCall;
@@ -142,20 +185,23 @@ function choiceJson(endpoint: Endpoint, c: ChoiceResult): string {
     call === null
       ? "[]"
       : `[{"id":${JSON.stringify(call.id)},"type":"function","function":{"name":${JSON.stringify(call.name)},"arguments":${JSON.stringify(call.arguments)}}}]`;
-  return `{"index":${c.index},"message":{"role":"assistant","content":${JSON.stringify(c.text)},"refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":${calls},"reasoning_content":null},"logprobs":${lp},"finish_reason":"${c.finish}","stop_reason":null}`;
+  const tokenIds = fields.tokenIds ? ',"token_ids":null' : "";
+  return `{"index":${c.index},"message":{"role":"assistant","content":${JSON.stringify(c.text)},"refusal":null,"annotations":null,"audio":null,"function_call":null,"tool_calls":${calls},"${fields.reasoningField}":null},"logprobs":${lp},"finish_reason":"${c.finish}","stop_reason":null${tokenIds}}`;
 }
 
-/** The non-streaming body (full `model_dump()`, v0.11-era fields), choices in index order. */
+/** The non-streaming body (full `model_dump()`), choices in index order. */
 export function completionResponseBody(
   meta: ResponseMeta,
   choices: readonly ChoiceResult[],
   usage: UsageCounts,
+  fields: AnswerFields = SIM_BACKEND_FIELDS,
 ): string {
   const chat = meta.endpoint === "chat";
   const head = `{"id":${JSON.stringify(meta.id)},"object":"${chat ? "chat.completion" : "text_completion"}","created":${meta.created},"model":${JSON.stringify(meta.model)},"choices":[`;
-  const body = choices.map((c) => choiceJson(meta.endpoint, c)).join(",");
+  const body = choices.map((c) => choiceJson(chat, c, fields)).join(",");
+  const promptTokenIds = fields.tokenIds ? ',"prompt_token_ids":null' : "";
   const after = chat
-    ? `,"prompt_logprobs":null,"kv_transfer_params":null}`
+    ? `,"prompt_logprobs":null${promptTokenIds},"kv_transfer_params":null}`
     : `,"kv_transfer_params":null}`;
   return `${head}${body}],"service_tier":null,"system_fingerprint":null,"usage":${usageBody(usage, true)}${after}`;
 }
@@ -166,10 +212,12 @@ export function completionResponseJson(
   text: string,
   finish: ChoiceFinish,
   usage: UsageCounts,
+  fields: AnswerFields = SIM_BACKEND_FIELDS,
 ): string {
   return completionResponseBody(
     meta,
     [{ index: 0, text, toolCall: null, logprobs: null, finish }],
     usage,
+    fields,
   );
 }

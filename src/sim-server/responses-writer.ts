@@ -1,17 +1,14 @@
 /**
- * The OpenAI Responses answer as vLLM writes it (its simple, non-harmony stream):
- * `response.created` and `response.in_progress` with the response `in_progress`, then one
- * output item — a `message` (`content_part.added`, `output_text.delta` per step,
- * `output_text.done`, `content_part.done`) or a `function_call` (`function_call_arguments.delta`
- * per step, `function_call_arguments.done`) — opened by `output_item.added` and closed by
- * `output_item.done`, then `response.completed` with the whole response and its usage
- * (`status: "incomplete"` when the length cut it). Every event has its `sequence_number`.
+ * The simulated backend's OpenAI Responses answer, from the engine's steps of the request's one
+ * choice: the first step opens the response and its output item, every step with text adds a
+ * delta, the last closes the item; `response.completed` follows once the usage is known. The
+ * bytes are responses-events.ts's; the ids are new per answer, as vLLM's are.
  */
 import { randomUUID } from "node:crypto";
-import type { MaitredError } from "../errors.ts";
-import { type DialectWriter, namedEvent, type TurnEnd } from "./dialect-answer.ts";
-import type { UsageCounts } from "./openai-shapes.ts";
+import { type AnswerFields, SIM_BACKEND_FIELDS } from "./answer-fields.ts";
+import type { DialectWriter } from "./dialect-answer.ts";
 import type { GenerationSpec } from "./prepare-generation.ts";
+import { createResponsesEvents } from "./responses-events.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -26,122 +23,56 @@ export interface ResponsesRequestFields {
 
 export function createResponsesWriter(
   spec: GenerationSpec,
-  fields: ResponsesRequestFields,
+  request: ResponsesRequestFields,
+  fields: AnswerFields = SIM_BACKEND_FIELDS,
 ): DialectWriter {
-  const id = `resp_${hex()}`;
   const call = spec.choices[0].toolCall;
+  const responseId = `resp_${hex()}`;
   const itemId = call === null ? `msg_${hex()}` : `fc_${hex()}`;
   const callId = `call_${hex()}`;
+  const events = createResponsesEvents(
+    {
+      responseId,
+      itemId,
+      created: spec.meta.created,
+      model: spec.meta.model,
+      echo: request.echo,
+      call: call === null ? null : { callId, name: call.name },
+    },
+    fields,
+  );
   let seq = 0;
   let text = "";
-  const event = (type: string, rest: Obj) =>
-    namedEvent(type, JSON.stringify({ type, sequence_number: seq++, ...rest }));
-  const item = (done: boolean): Obj =>
-    call === null
-      ? {
-          id: itemId,
-          type: "message",
-          status: done ? "completed" : "in_progress",
-          role: "assistant",
-          content: done ? [{ type: "output_text", text, annotations: [], logprobs: [] }] : [],
-        }
-      : {
-          id: itemId,
-          type: "function_call",
-          status: done ? "completed" : "in_progress",
-          call_id: callId,
-          name: call.name,
-          arguments: done ? text : "",
-        };
-  const response = (status: string, usage: UsageCounts | null, end: TurnEnd | null): Obj => ({
-    id,
-    object: "response",
-    created_at: spec.meta.created,
-    status,
-    background: false,
-    error: null,
-    incomplete_details: end === "length" ? { reason: "max_output_tokens" } : null,
-    model: spec.meta.model,
-    output: usage === null ? [] : [item(true)],
-    ...fields.echo,
-    usage:
-      usage === null
-        ? null
-        : {
-            input_tokens: usage.promptTokens,
-            input_tokens_details: { cached_tokens: usage.cachedTokens ?? 0 },
-            output_tokens: usage.completionTokens,
-            output_tokens_details: { reasoning_tokens: 0 },
-            total_tokens: usage.promptTokens + usage.completionTokens,
-          },
-  });
-  const whole = (usage: UsageCounts, end: TurnEnd) => {
-    const r = response(end === "length" ? "incomplete" : "completed", usage, end);
-    fields.completed(r);
-    return r;
-  };
-  const base = { output_index: 0, item_id: itemId };
   return {
     step(step) {
       let out = "";
       if (step.position === 0) {
-        // Serialised once for both events: it echoes the request (instructions, tools).
-        const started = JSON.stringify(response("in_progress", null, null));
-        for (const type of ["response.created", "response.in_progress"])
-          out += namedEvent(
-            type,
-            `{"type":"${type}","sequence_number":${seq++},"response":${started}}`,
-          );
-        out += event("response.output_item.added", { output_index: 0, item: item(false) });
-        if (call === null)
-          out += event("response.content_part.added", {
-            ...base,
-            content_index: 0,
-            part: { type: "output_text", text: "", annotations: [], logprobs: [] },
-          });
+        out += events.started("response.created", seq++);
+        out += events.started("response.in_progress", seq++);
+        out += events.itemAdded(seq++);
+        if (call === null) out += events.partAdded(seq++);
       }
       const piece = step.pieces.join("");
       text += piece;
-      if (piece !== "") {
-        out +=
-          call === null
-            ? event("response.output_text.delta", {
-                ...base,
-                content_index: 0,
-                delta: piece,
-                logprobs: [],
-              })
-            : event("response.function_call_arguments.delta", { ...base, delta: piece });
-      }
+      if (piece !== "") out += events.delta(seq++, JSON.stringify(piece));
       if (step.finish === null) return out;
+      const whole = JSON.stringify(text);
       if (call === null) {
-        out += event("response.output_text.done", {
-          ...base,
-          content_index: 0,
-          text,
-          logprobs: [],
-        });
-        out += event("response.content_part.done", {
-          ...base,
-          content_index: 0,
-          part: { type: "output_text", text, annotations: [] },
-        });
-      } else
-        out += event("response.function_call_arguments.done", {
-          ...base,
-          name: call.name,
-          arguments: text,
-        });
-      return out + event("response.output_item.done", { output_index: 0, item: item(true) });
+        out += events.textDone(seq++, whole);
+        out += events.partDone(seq++, whole);
+      } else out += events.argumentsDone(seq++, whole);
+      return out + events.itemDone(seq++, whole);
     },
     finish(usage, end) {
-      return event("response.completed", { response: whole(usage, end) });
+      const response = events.response(JSON.stringify(text), usage, end);
+      request.completed(JSON.parse(response));
+      return events.completed(seq++, response);
     },
-    error(error: MaitredError) {
-      return event("error", { code: String(error.status), message: error.message, param: null });
-    },
+    error: (error) => events.error(seq++, error),
     body(usage, end) {
-      return JSON.stringify(whole(usage, end));
+      const body = events.response(JSON.stringify(text), usage, end, true);
+      request.completed(JSON.parse(body));
+      return body;
     },
   };
 }

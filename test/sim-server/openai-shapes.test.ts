@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
+import {
+  type AnswerFields,
+  type ChoicesDialect,
+  SIM_BACKEND_FIELDS,
+} from "../../src/sim-server/answer-fields.ts";
 import {
   completionResponseBody,
   completionResponseJson,
@@ -54,7 +60,7 @@ describe("chat chunks", () => {
 
 describe("completion chunks", () => {
   it("match vLLM's full dump with usage:null (vLLM's sample)", () => {
-    const w = createChunkWriter({ ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" });
+    const w = createChunkWriter({ ...chatMeta, endpoint: "completions", id: "cmpl-5b1e" });
     assert.equal(
       w.delta(" world", null, null),
       'data: {"id":"cmpl-5b1e","object":"text_completion","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"text":" world","logprobs":null,"finish_reason":null,"stop_reason":null}],"usage":null}\n\n',
@@ -133,7 +139,7 @@ describe("n > 1, tool calls and logprobs", () => {
   });
 
   it("completions: a chunk of choice 1 with logprobs and a running usage (every field)", () => {
-    const w = createChunkWriter({ ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" });
+    const w = createChunkWriter({ ...chatMeta, endpoint: "completions", id: "cmpl-5b1e" });
     const lp =
       '{"text_offset":[4],"token_logprobs":[-0.5],"tokens":[" do"],"top_logprobs":[{" do":-0.5}]}';
     assert.equal(
@@ -165,7 +171,7 @@ describe("n > 1, tool calls and logprobs", () => {
 
   it("a plain completions body with two choices", () => {
     const body = completionResponseBody(
-      { ...chatMeta, endpoint: "completion", id: "cmpl-5b1e" },
+      { ...chatMeta, endpoint: "completions", id: "cmpl-5b1e" },
       [
         { index: 0, text: " a", toolCall: null, logprobs: null, finish: "length" },
         { index: 1, text: " b", toolCall: null, logprobs: null, finish: "stop" },
@@ -176,5 +182,52 @@ describe("n > 1, tool calls and logprobs", () => {
       body,
       '{"id":"cmpl-5b1e","object":"text_completion","created":1763312400,"model":"Qwen/Qwen3-8B","choices":[{"index":0,"text":" a","logprobs":null,"finish_reason":"length","stop_reason":null,"prompt_logprobs":null},{"index":1,"text":" b","logprobs":null,"finish_reason":"stop","stop_reason":null,"prompt_logprobs":null}],"service_tier":null,"system_fingerprint":null,"usage":{"prompt_tokens":12,"total_tokens":15,"completion_tokens":3,"prompt_tokens_details":null},"kv_transfer_params":null}',
     );
+  });
+});
+
+describe("one chunk writer for both vLLMs", () => {
+  /** A later vLLM's chat fields (the vLLM-like upstream's). */
+  const LATER: AnswerFields = {
+    ...SIM_BACKEND_FIELDS,
+    tokenIds: true,
+    reasoningField: "reasoning",
+  };
+  const text = fc.oneof(
+    fc.string({ unit: "binary", maxLength: 6 }),
+    fc.constantFrom('"', "\\", "\u2028", ""),
+  );
+  it("a token of choice 0 (written from two strings built once) is choice 1's chunk renumbered, for either API and field set", () => {
+    fc.assert(
+      fc.property(
+        text,
+        fc.constantFrom<ChoicesDialect>("chat", "completions"),
+        fc.constantFrom(SIM_BACKEND_FIELDS, LATER),
+        (t, endpoint, fields) => {
+          const w = createChunkWriter({ ...chatMeta, endpoint }, fields);
+          const one = w.delta(t, null, null, { index: 1, logprobs: null });
+          assert.equal(w.delta(t, null, null), one.replace('"index":1', '"index":0'));
+          assert.equal(w.deltaJson(JSON.stringify(t), null, null), w.delta(t, null, null));
+        },
+      ),
+      { seed: 11, numRuns: 200 },
+    );
+  });
+
+  it("the later vLLM's fields: prompt_token_ids on the role chunk and the body, token_ids on every choice, reasoning", () => {
+    const w = createChunkWriter(chatMeta, LATER);
+    assert.match(w.role(null), /"finish_reason":null\}\],"prompt_token_ids":null\}\n\n$/);
+    assert.match(
+      w.delta("!", "stop", null),
+      /"finish_reason":"stop","stop_reason":null,"token_ids":null\}\]\}\n\n$/,
+    );
+    const body = JSON.parse(completionResponseJson(chatMeta, "Hi", "stop", usage, LATER));
+    assert.equal(body.choices[0].token_ids, null);
+    assert.equal(body.choices[0].message.reasoning, null);
+    assert.ok(!("reasoning_content" in body.choices[0].message));
+    assert.deepEqual(Object.keys(body).slice(-3), [
+      "prompt_logprobs",
+      "prompt_token_ids",
+      "kv_transfer_params",
+    ]);
   });
 });
