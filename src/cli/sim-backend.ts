@@ -26,7 +26,7 @@ export function registerSimBackend(program: Command, io: CliIo): void {
   cmd
     .addHelpText(
       "after",
-      `\nPer-request headers: x-sim-return-error: <status> fails the request with that status;\nx-sim-stream-error-after: <n> sends an error event after n tokens, then [DONE].\n\nRuntime control: POST /sim/metrics-fault {"mode":"garbage"|"error"|"slow"|"ok","seconds":N,\n"delay_seconds":D} makes /metrics answer garbage, a 500, or its body D s late (default 15)\nfor N real seconds (absent: until the next control; "ok" ends it). Open like the headers above:\nthis is a test server, listening on loopback unless --host says otherwise.`,
+      `\nPer-request headers: x-sim-return-error: <status> fails the request with that status;\nx-sim-stream-error-after: <n> sends an error event after n tokens, then [DONE].\n\nRuntime control: POST /sim/metrics-fault {"mode":"garbage"|"error"|"slow"|"ok","seconds":N,\n"delay_seconds":D} makes /metrics answer garbage, a 500, or its body D s late (default 15)\nfor N real seconds (absent: until the next control; "ok" ends it). Open like the headers above:\nthis is a test server, listening on loopback unless --host says otherwise.\n\nPriority scheduling: --scheduling-policy priority, for either personality (SGLang's own flag is\n--enable-priority-scheduling), orders the engine by the integer \`priority\` field of\n/v1/chat/completions, /v1/completions and /v1/responses (/v1/messages has none): lower values\nfirst with vLLM's rules; higher first with SGLang's unless --schedule-low-priority-values-first,\nand a waiting request may then preempt running ones worse by more than the threshold.`,
     )
     .action(async (opts: Record<string, unknown>) => {
       const flags = givenFlags(SIM_SETTINGS, opts);

@@ -16,6 +16,7 @@ import {
   generatedTokenId,
   sampleFingerprint,
 } from "./output-sampler.ts";
+import { createQueueOrder } from "./queue-order.ts";
 import { createRequestState, numTokens, type RequestState } from "./request-state.ts";
 import { createScheduler, type ScheduledBatch } from "./scheduler.ts";
 import { stepDuration } from "./timing.ts";
@@ -78,7 +79,8 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
           linkBytesPerSecond: config.hostLinkBytesPerSecond as number,
         })
       : null;
-  const schedule = createScheduler(config, kv, queues, counters, tier);
+  const order = createQueueOrder(config.priorityScheduling);
+  const schedule = createScheduler(config, kv, queues, counters, tier, order);
   const batch: ScheduledBatch = { requests: [], tokens: [], preempted: false };
   const meanOutput = config.meanOutputTokens ?? DEFAULT_MEAN_OUTPUT_TOKENS;
   const shape = { tokens: 0, contextTokens: 0, attentionPairs: 0 };
@@ -195,7 +197,7 @@ export function createEngine(config: EngineConfig): SimulatedEngine {
         meanOutput,
       );
       byId.set(r.id, r);
-      queues.waiting.push(r);
+      order.enqueue(queues.waiting, r, request.priority);
     },
 
     abort(id) {

@@ -29,6 +29,13 @@ export interface KvCacheManager {
     numHits: number,
     cacheNow?: boolean,
   ): boolean;
+  /**
+   * Blocks `allocateSlots(r, n, hits, numHits)` lacks: more than 0 when it would fail (what
+   * SGLang's preemption for a waiting request must free).
+   */
+  shortfall(r: RequestState, n: number, hits: readonly number[], numHits: number): number;
+  /** Blocks only `r` holds: what preempting it frees. */
+  numOwnBlocks(r: RequestState): number;
   /** Release `r`'s blocks (hashes stay on the blocks, so the prefix remains hittable). */
   free(r: RequestState): void;
 }
@@ -41,6 +48,19 @@ export interface KvCacheManagerOptions {
 export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheManager {
   const { pool, enablePrefixCaching } = options;
   const blockSize = pool.blockSize;
+
+  /** New blocks `r` needs for `n` more tokens after attaching `numHits` hits. */
+  const blocksNeeded = (r: RequestState, n: number, numHits: number) =>
+    Math.max(
+      0,
+      Math.ceil((r.numComputed + numHits * blockSize + n) / blockSize) - r.blocks.length - numHits,
+    );
+  // Cached hits sitting in the free queue stop being free once touched.
+  const evictable = (hits: readonly number[], numHits: number) => {
+    let n = 0;
+    for (let i = 0; i < numHits; i++) if (pool.refCount(hits[i]) === 0) n++;
+    return n;
+  };
 
   return {
     pool,
@@ -58,12 +78,8 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
 
     allocateSlots(r, n, hits, numHits, cacheNow = true) {
       const computed = r.numComputed + numHits * blockSize;
-      const held = r.blocks.length + numHits;
-      const needed = Math.max(0, Math.ceil((computed + n) / blockSize) - held);
-      // Cached hits sitting in the free queue stop being free once touched.
-      let evictableHits = 0;
-      for (let i = 0; i < numHits; i++) if (pool.refCount(hits[i]) === 0) evictableHits++;
-      if (needed + evictableHits > pool.numFree()) return false;
+      const needed = blocksNeeded(r, n, numHits);
+      if (needed + evictable(hits, numHits) > pool.numFree()) return false;
 
       if (numHits > 0) {
         pool.touch(hits, numHits);
@@ -81,6 +97,15 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
         if (full > r.numRegistered) r.numRegistered = full;
       }
       return true;
+    },
+
+    shortfall: (r, n, hits, numHits) =>
+      blocksNeeded(r, n, numHits) + evictable(hits, numHits) - pool.numFree(),
+
+    numOwnBlocks(r) {
+      let n = 0;
+      for (const b of r.blocks) if (pool.refCount(b) === 1) n++;
+      return n;
     },
 
     free(r) {

@@ -21,6 +21,14 @@ export interface RequestState {
   /** Output fixed in advance (EngineRequest.forcedOutput); null = sampled. */
   readonly forced: readonly number[] | null;
   readonly arrivalTime: number;
+  /**
+   * Priority scheduling's order (queue-order.ts): the priority as one number, lower served
+   * first; when it last entered the waiting queue; and the order the engine took it in. Unused
+   * first come, first served.
+   */
+  rank: number;
+  queuedAt: number;
+  seq: number;
   /** Tokens whose KV is in this request's blocks (prefix hits included). */
   numComputed: number;
   /** Highest `numComputed` ever reached; recomputing below it is preemption cost. */
@@ -71,6 +79,9 @@ export function createRequestState(
     fingerprint,
     forced,
     arrivalTime: request.arrivalTime,
+    rank: 0,
+    queuedAt: request.arrivalTime,
+    seq: 0,
     numComputed: 0,
     highWater: 0,
     blocks: [],

@@ -42,6 +42,29 @@ export interface EngineConfig {
   kvOffloadingSize?: number;
   /** Host link bandwidth each way (bytes/s): loads host → GPU, stores GPU → host. */
   hostLinkBytesPerSecond?: number;
+  /**
+   * Scheduling by the requests' `priority` (vLLM `--scheduling-policy priority`, SGLang
+   * `--enable-priority-scheduling`); absent: first come, first served, for both personalities.
+   */
+  priorityScheduling?: PriorityScheduling;
+}
+
+/** Whose priority rules the engine follows (src/engine/queue-order.ts says how they differ). */
+export type PriorityRules = "vllm" | "sglang";
+
+export interface PriorityScheduling {
+  rules: PriorityRules;
+  /**
+   * SGLang's `--schedule-low-priority-values-first`: lower values go first. Without it SGLang
+   * serves higher values first; vLLM always serves lower values first and ignores this.
+   */
+  lowValuesFirst?: boolean;
+  /**
+   * SGLang's `--priority-scheduling-preemption-threshold` (default 10): a waiting request may
+   * preempt running requests whose priority is worse than its own by more than this. vLLM never
+   * preempts for a waiting request and ignores it.
+   */
+  preemptionThreshold?: number;
 }
 
 export interface EngineRequest {
@@ -64,6 +87,12 @@ export interface EngineRequest {
    * extends it, as a finished grammar admits nothing more. Must not be empty.
    */
   forcedOutput?: readonly number[];
+  /**
+   * The request's `priority` field, read by a priority-scheduling engine only. Absent: 0 under
+   * vLLM's rules; under SGLang's the lowest priority there is, as SGLang gives a request without
+   * one.
+   */
+  priority?: number;
 }
 
 export type FinishReason = "stop" | "length" | "abort";

@@ -42,6 +42,15 @@ export function validateEngineConfig(config: EngineConfig): void {
       }
     }
   }
+  const p = config.priorityScheduling;
+  if (p !== undefined) {
+    if (p.rules !== "vllm" && p.rules !== "sglang") {
+      throw new ConfigError("priorityScheduling.rules", `must be vllm or sglang, got ${p.rules}`);
+    }
+    const t = p.preemptionThreshold;
+    // Below 0 a request could preempt its equals, and those admitted before it in the same step.
+    if (t !== undefined) positiveInteger("priorityScheduling.preemptionThreshold", t, 0);
+  }
   const blocksPerMaxSequence = Math.ceil(config.maxModelLen / config.blockSize);
   if (blocksPerMaxSequence > config.numGpuBlocks - 1) {
     throw new ConfigError(

@@ -101,7 +101,10 @@ function samplingExtras(body: Obj): Obj {
   return out;
 }
 
-/** The chat body of a Messages request. */
+/**
+ * The chat body of a Messages request. A `priority` is not carried over: vLLM's Anthropic
+ * request has no such field and ignores the key, as it ignores any key it does not know.
+ */
 export function messagesAsChat(body: Obj): Obj {
   if (typeof body.max_tokens !== "number" || !Number.isInteger(body.max_tokens))
     throw Errors.badRequest("Field `max_tokens` is required and must be an integer.", "max_tokens");
@@ -157,6 +160,8 @@ export function responsesAsChat(body: Obj, history: Obj[]): Obj {
     messages,
     ...(typeof max === "number" && { max_tokens: max }),
     ...samplingExtras(body),
+    // The Responses request has vLLM's `priority` field, checked as the chat body checks it.
+    ...(body.priority !== undefined && { priority: body.priority }),
     stream: body.stream === true,
     ...(tools && { tools, tool_choice: responsesToolChoice(body.tool_choice) ?? "auto" }),
   };

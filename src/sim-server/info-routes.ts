@@ -136,6 +136,10 @@ function registerSglangInfo(app: Hono, deps: InfoRouteDeps): void {
     max_running_requests: options.maxNumSeqs,
     mem_fraction_static: 0.9,
     schedule_policy: "fcfs",
+    // SGLang's server arguments for priority scheduling, which its server info lists as well.
+    enable_priority_scheduling: options.schedulingPolicy === "priority",
+    schedule_low_priority_values_first: options.scheduleLowPriorityValuesFirst,
+    priority_scheduling_preemption_threshold: options.prioritySchedulingPreemptionThreshold,
     random_seed: options.seed,
     status: "ready",
     max_total_num_tokens: deps.maxTotalNumTokens,

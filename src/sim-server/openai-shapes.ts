@@ -29,15 +29,8 @@ export function namedEvent(type: string, json: string): string {
   return `event: ${type}\ndata: ${json}\n\n`;
 }
 
-/**
- * What ResponseMeta's `endpoint` is given: a ChoicesDialect, or `"completion"`, the old
- * spelling of `"completions"` its callers still pass until they say ChoicesDialect. The
- * writers here read anything but `"chat"` as completions, so both spellings write the same.
- */
-export type Endpoint = ChoicesDialect | "completion";
-
 export interface ResponseMeta {
-  endpoint: Endpoint;
+  endpoint: ChoicesDialect;
   id: string;
   created: number;
   model: string;

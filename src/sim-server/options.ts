@@ -16,6 +16,7 @@ import {
   share,
   text,
 } from "../config/values.ts";
+import { DEFAULT_PREEMPTION_THRESHOLD } from "../engine/queue-order.ts";
 import {
   DEFAULT_BLOCK_SIZE,
   DEFAULT_MAX_NUM_BATCHED_TOKENS,
@@ -27,6 +28,9 @@ import { ConfigError } from "../errors.ts";
 
 export const PERSONALITIES = ["vllm", "sglang"] as const;
 export type Personality = (typeof PERSONALITIES)[number];
+export const SCHEDULING_POLICIES = ["fcfs", "priority"] as const;
+/** Which vLLM release's `/metrics` to imitate where they differ (the offloading series). */
+export const VLLM_METRICS = ["new", "old"] as const;
 
 export interface SimBackendOptions {
   host: string;
@@ -61,6 +65,13 @@ export interface SimBackendOptions {
    * instead of text, drawn per choice from the request's fingerprint; 0 = never.
    */
   toolCallShare: number;
+  /** Scheduling by the `priority` request field (queue-order.ts): vLLM's flag, both personalities. */
+  schedulingPolicy: (typeof SCHEDULING_POLICIES)[number];
+  /** SGLang's `--schedule-low-priority-values-first`. */
+  scheduleLowPriorityValuesFirst: boolean;
+  /** SGLang's `--priority-scheduling-preemption-threshold`. */
+  prioritySchedulingPreemptionThreshold: number;
+  vllmMetrics: (typeof VLLM_METRICS)[number];
 }
 
 /** vLLM accepts these block sizes on CUDA. */
@@ -259,6 +270,37 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     help: "share (0..1) of requests with tools and tool_choice auto that answer with a tool call",
     default: 0.5,
     schema: share(),
+  },
+  {
+    key: "scheduling-policy",
+    prop: "schedulingPolicy",
+    arg: "<policy>",
+    help: "fcfs, or priority: by the requests' priority field, as vLLM's flag of this name (SGLang's is --enable-priority-scheduling), with the personality's rules",
+    default: "fcfs",
+    schema: oneOf(SCHEDULING_POLICIES),
+  },
+  {
+    key: "schedule-low-priority-values-first",
+    prop: "scheduleLowPriorityValuesFirst",
+    help: "SGLang: lower priority values first (its default is higher first; vLLM's always lower)",
+    default: false,
+    schema: boolean(),
+  },
+  {
+    key: "priority-scheduling-preemption-threshold",
+    prop: "prioritySchedulingPreemptionThreshold",
+    arg: "<n>",
+    help: "SGLang: a waiting request preempts running ones whose priority is worse by more than n",
+    default: DEFAULT_PREEMPTION_THRESHOLD,
+    schema: integer(0, MAX_INT),
+  },
+  {
+    key: "vllm-metrics",
+    prop: "vllmMetrics",
+    arg: "<shape>",
+    help: "vLLM's offloading series: new (kv_offload_load_* and kv_offload_store_* beside the deprecated transfer_type ones, as newer releases emit both) or old (the deprecated ones only, as older releases)",
+    default: "new",
+    schema: oneOf(VLLM_METRICS),
   },
 ];
 

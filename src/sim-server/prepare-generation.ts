@@ -14,8 +14,9 @@ import { fingerprint } from "../engine/hash.ts";
 import { sampleFingerprint } from "../engine/output-sampler.ts";
 import { encode, SPECIAL_TOKENS, VOCAB_SIZE } from "../engine/tokenizer.ts";
 import { Errors } from "../errors.ts";
+import type { ChoicesDialect } from "./answer-fields.ts";
 import type { FailureInjector } from "./failure-injection.ts";
-import type { Endpoint, ResponseMeta } from "./openai-shapes.ts";
+import type { ResponseMeta } from "./openai-shapes.ts";
 import type { SimBackendOptions } from "./options.ts";
 import {
   type ChatBody,
@@ -65,6 +66,8 @@ export interface GenerationSpec {
   choices: ChoicePlan[];
   /** Top logprobs per token; null = no logprobs. */
   logprobs: number | null;
+  /** The request's `priority` field; null = absent. Only a priority-scheduling engine reads it. */
+  priority: number | null;
 }
 
 export interface PrepareDeps {
@@ -79,7 +82,7 @@ export interface PrepareDeps {
 
 export async function prepareGeneration(
   req: Request,
-  endpoint: Endpoint,
+  endpoint: ChoicesDialect,
   deps: PrepareDeps,
 ): Promise<GenerationSpec> {
   const plan = deps.failures.plan(req.headers);
@@ -94,7 +97,7 @@ export async function prepareGeneration(
 export function prepareParsed(
   json: Record<string, unknown>,
   headers: Headers,
-  endpoint: Endpoint,
+  endpoint: ChoicesDialect,
   deps: PrepareDeps,
   plan = deps.failures.plan(headers),
 ): GenerationSpec {
@@ -148,6 +151,7 @@ export function prepareParsed(
     streamErrorAfter: plan.streamErrorAfter,
     choices,
     logprobs: body.logprobs,
+    priority: body.priority,
   };
 }
 

@@ -29,6 +29,8 @@ export interface GenerationParams {
   n: number;
   /** Top logprobs per token (chat `top_logprobs`, completions `logprobs`); null = none. */
   logprobs: number | null;
+  /** The `priority` field (an integer; a priority-scheduling engine reads it); null = absent. */
+  priority: number | null;
 }
 
 export interface ChatBody extends GenerationParams {
@@ -224,6 +226,7 @@ function generationParams(
     ignoreEos: body.ignore_eos === true,
     n,
     logprobs,
+    priority: (body.priority as number | null | undefined) ?? null,
   };
 }
 

@@ -64,6 +64,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
       numGpuBlocks: options.numGpuBlocks,
       enablePrefixCaching: options.enablePrefixCaching,
       kvOffloadingSize: options.kvOffloadingSize,
+      vllmMetrics: options.vllmMetrics,
       createdAt: startedAt,
     };
     renderMetrics = () => renderVllmMetrics(driver.engine.stats(), info);
@@ -96,7 +97,7 @@ export function buildSimApp(deps: SimAppDeps): Hono {
     }),
   );
   app.post("/v1/chat/completions", generationHandler("chat", genDeps));
-  app.post("/v1/completions", generationHandler("completion", genDeps));
+  app.post("/v1/completions", generationHandler("completions", genDeps));
   registerDialectRoutes(app, genDeps);
   registerInfoRoutes(app, {
     options,

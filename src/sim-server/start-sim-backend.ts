@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import type { Hono } from "hono";
 import { createEngine } from "../engine/engine.ts";
+import { prioritySchedulingOf } from "../engine/queue-order.ts";
 import { engineConfigFromProfile } from "../engine/timing.ts";
 import type { Engine } from "../engine/types.ts";
 import { type Clock, wallClock } from "../runtime/clock.ts";
@@ -53,6 +54,7 @@ export function simEngine(options: SimBackendOptions): Engine {
       enablePrefixCaching: options.enablePrefixCaching,
       seed: options.seed,
       kvOffloadingSize: options.kvOffloadingSize,
+      priorityScheduling: prioritySchedulingOf(options),
     }),
   );
 }

@@ -5,8 +5,8 @@
  * Names, HELP strings and label sets are vLLM's (v0.11-era).
  */
 
-import type { EngineStats, HistogramData, TransferStats } from "../engine/types.ts";
-import { createExpositionWriter, type Labels } from "./prom-format.ts";
+import type { EngineStats, HistogramData, HostTierStats, TransferStats } from "../engine/types.ts";
+import { createExpositionWriter, type ExpositionWriter, type Labels } from "./prom-format.ts";
 
 export interface VllmMetricsInfo {
   modelName: string;
@@ -17,6 +17,11 @@ export interface VllmMetricsInfo {
   kvOffloadingSize: number;
   /** Unix time (s) the server started: every `_created` sample (fixed). */
   createdAt: number;
+  /**
+   * `--vllm-metrics`: `new` (default) writes the offloading connector's series as the vLLM
+   * releases that emit both families do, `old` only the deprecated `transfer_type` family.
+   */
+  vllmMetrics?: "new" | "old";
 }
 
 /** Data-parallel engine index; a single engine is "0". */
@@ -192,32 +197,80 @@ export function renderVllmMetrics(stats: EngineStats, info: VllmMetricsInfo): st
     "Histogram of time spent in DECODE phase for request.",
     stats.requestDecodeTime,
   );
-  if (tier !== undefined) {
-    // The offloading connector's own series, one per direction of the host link.
-    const directions = [
-      ["GPU_to_CPU", tier.toHost],
-      ["CPU_to_GPU", tier.toDevice],
-    ] as const;
-    const each = <T>(value: (t: TransferStats) => T) =>
-      directions.map(([type, t]): [Labels, T] => [{ ...base, transfer_type: type }, value(t)]);
-    w.counter(
-      "vllm:kv_offload_total_bytes",
-      "Number of bytes offloaded by KV connector",
-      each((t) => t.bytes),
-    );
-    w.counter(
-      "vllm:kv_offload_total_time",
-      "Total time measured by all KV offloading operations",
-      each((t) => t.seconds),
-    );
-    w.histograms(
-      "vllm:kv_offload_size",
-      "Histogram of KV offload transfer size, in bytes.",
-      each((t) => t.sizes),
-    );
-  }
+  if (tier !== undefined) renderOffloadSeries(w, base, tier, info.vllmMetrics ?? "new");
   w.gauge("vllm:cache_config_info", "Information of the LLMEngine CacheConfig", [
     [cacheConfigLabels(info), 1],
   ]);
   return w.text();
+}
+
+/**
+ * The offloading connector's series (`offloading/metrics.py`). Its deprecated family, one
+ * child per direction of the host link labelled `transfer_type`, is the only one of older
+ * releases. Newer ones register it first, both children up front in their `_TRANSFER_TYPES`
+ * order (loads first), then the flat `kv_offload_load_*` / `kv_offload_store_*` series, and
+ * feed both from the same transfers, so the two families always agree.
+ */
+function renderOffloadSeries(
+  w: ExpositionWriter,
+  base: Labels,
+  tier: HostTierStats,
+  shape: "new" | "old",
+): void {
+  const load = ["CPU_to_GPU", tier.toDevice] as const;
+  const store = ["GPU_to_CPU", tier.toHost] as const;
+  // `old` keeps the order the deprecated family is written in without the new one: stores first.
+  const directions = shape === "new" ? [load, store] : [store, load];
+  const each = <T>(value: (t: TransferStats) => T) =>
+    directions.map(([type, t]): [Labels, T] => [{ ...base, transfer_type: type }, value(t)]);
+  w.counter(
+    "vllm:kv_offload_total_bytes",
+    "Number of bytes offloaded by KV connector",
+    each((t) => t.bytes),
+  );
+  w.counter(
+    "vllm:kv_offload_total_time",
+    "Total time measured by all KV offloading operations",
+    each((t) => t.seconds),
+  );
+  w.histograms(
+    "vllm:kv_offload_size",
+    "Histogram of KV offload transfer size, in bytes.",
+    each((t) => t.sizes),
+  );
+  if (shape === "old") return;
+  const one = (value: number): Array<[Labels, number]> => [[base, value]];
+  const { toDevice: l, toHost: st } = tier;
+  w.counter(
+    "vllm:kv_offload_load_bytes",
+    "Total bytes loaded from offload storage to GPU.",
+    one(l.bytes),
+  );
+  w.counter(
+    "vllm:kv_offload_load_time",
+    "Total load time from offload storage to GPU, in seconds.",
+    one(l.seconds),
+  );
+  w.histogram(
+    "vllm:kv_offload_load_size",
+    "Histogram of KV offload load operation size, in bytes.",
+    base,
+    l.sizes,
+  );
+  w.counter(
+    "vllm:kv_offload_store_bytes",
+    "Total bytes stored from GPU to offload storage.",
+    one(st.bytes),
+  );
+  w.counter(
+    "vllm:kv_offload_store_time",
+    "Total store time from GPU to offload storage, in seconds.",
+    one(st.seconds),
+  );
+  w.histogram(
+    "vllm:kv_offload_store_size",
+    "Histogram of KV offload store operation size, in bytes.",
+    base,
+    st.sizes,
+  );
 }

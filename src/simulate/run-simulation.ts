@@ -4,6 +4,7 @@ import type { SchedulerConfig } from "../core/api.ts";
 import type { Effects } from "../core/effects.ts";
 import { createEngine, type SimulatedEngine } from "../engine/engine.ts";
 import { engineConfigFromProfile } from "../engine/timing.ts";
+import type { PriorityScheduling } from "../engine/types.ts";
 import { createEventKernel, type TimerHandle } from "../engine/virtual-driver.ts";
 import { createDecisionRecorder, type Decision } from "../shadow/decisions.ts";
 import {
@@ -18,7 +19,7 @@ import { createTruthRecorder } from "./engine-truth.ts";
 import { createPriorityRecorder } from "./priority-truth.ts";
 import { startProgramLoop } from "./program-loop.ts";
 import { createSimRuntime, type SimRuntimeOptions } from "./sim-runtime.ts";
-import type { SimulateRunReport } from "./simulate-report.ts";
+import { priorityReport, type SimulateRunReport } from "./simulate-report.ts";
 
 /**
  * One simulated run, one (router, concurrency): N engines on one virtual clock, maitred's core
@@ -44,6 +45,8 @@ export interface SimRunOptions {
   numGpuBlocks?: number;
   /** Host KV tier per engine, GiB (0 or absent: none). */
   kvOffloadingSize?: number;
+  /** The engines' priority scheduling (`--scheduling-policy priority`); absent: fcfs. */
+  priorityScheduling?: PriorityScheduling;
   warmupMs: number;
   durationMs: number;
   /** A fixed batch: launch this many programs and stop when the last has ended. */
@@ -118,7 +121,14 @@ export function buildEngines(o: SimRunOptions): SimulatedEngine[] {
             ),
           )
         : (o.numGpuBlocks ?? base.numGpuBlocks);
-    return createEngine({ ...base, numGpuBlocks, kvOffloadingSize: o.kvOffloadingSize ?? 0 });
+    const scheduling =
+      o.priorityScheduling === undefined ? {} : { priorityScheduling: o.priorityScheduling };
+    return createEngine({
+      ...base,
+      numGpuBlocks,
+      kvOffloadingSize: o.kvOffloadingSize ?? 0,
+      ...scheduling,
+    });
   });
 }
 
@@ -232,6 +242,10 @@ export function runSimulation(o: SimRunOptions): SimRunResult {
       num_backends: o.numBackends,
       num_gpu_blocks: engines[0].config.numGpuBlocks,
       kv_offloading_size: o.kvOffloadingSize ?? 0,
+      // Only a run that asked for it says so: a first come, first served report is unchanged.
+      ...(o.priorityScheduling === undefined
+        ? {}
+        : { priority_scheduling: priorityReport(o.priorityScheduling) }),
       block_size: engines[0].config.blockSize,
       scheduler_interval_ms: o.schedulerIntervalMs,
       scheduler_config: config,

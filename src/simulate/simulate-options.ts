@@ -13,6 +13,8 @@ import {
 } from "../config/setting.ts";
 import { settleBounds } from "../config/tail-preset.ts";
 import { boolean, duration, integer, listOf, listOfItems } from "../config/values.ts";
+import { prioritySchedulingOf, type SchedulingFlags } from "../engine/queue-order.ts";
+import type { PriorityScheduling } from "../engine/types.ts";
 import { simSetting } from "../sim-server/options.ts";
 import type { WorkloadSpec } from "../workload/types.ts";
 import { WORKLOAD_SETTINGS, workloadSpecOf } from "../workload/workload-settings.ts";
@@ -101,6 +103,16 @@ export const SIMULATE_SETTINGS = {
     ...simSetting("kv-offloading-size"),
     help: "host memory for KV per engine, in GiB (vLLM's native CPU offloading; 0 = no host tier)",
   },
+  schedulingPolicy: {
+    ...simSetting("scheduling-policy"),
+    help: "fcfs, or priority: every engine schedules by the requests' priority field with --personality's rules, as maitred sim-backend (the simulated programs send none: every request has the default)",
+  },
+  personality: {
+    ...simSetting("personality"),
+    help: "whose priority rules the engines follow under --scheduling-policy priority: vllm or sglang",
+  },
+  scheduleLowPriorityValuesFirst: simSetting("schedule-low-priority-values-first"),
+  prioritySchedulingPreemptionThreshold: simSetting("priority-scheduling-preemption-threshold"),
   concurrency: setting({
     key: "concurrency",
     arg: "<list>",
@@ -151,6 +163,8 @@ export interface SimulateOptions {
   numGpuBlocks?: number;
   /** Host KV tier per engine, GiB (0 = none). */
   kvOffloadingSize: number;
+  /** The engines' priority scheduling; absent: first come, first served. */
+  priorityScheduling?: PriorityScheduling;
   workload: WorkloadSpec;
   warmupMs: number;
   /** With `--programs` alone: BATCH_HORIZON_MS, a window the batch ends within. */
@@ -196,6 +210,15 @@ export function resolveTrKnobs(flags: Record<string, unknown>): {
   return { knobs, schedulerIntervalMs: config.schedulerIntervalMs };
 }
 
+/**
+ * The engines' priority scheduling from the read settings, when they ask for it (fcfs leaves
+ * the options, hence the run and its report, as they were).
+ */
+function schedulingOf(v: Record<string, unknown>): { priorityScheduling?: PriorityScheduling } {
+  const p = prioritySchedulingOf(v as unknown as SchedulingFlags);
+  return p === undefined ? {} : { priorityScheduling: p };
+}
+
 export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOptions {
   const v = readSettings(SIMULATE_SETTINGS, flags);
   const profile = v.profile as string;
@@ -211,6 +234,7 @@ export function resolveSimulateFlags(flags: Record<string, unknown>): SimulateOp
     profile,
     numGpuBlocks: v.numGpuBlocks,
     kvOffloadingSize: v.kvOffloadingSize as number,
+    ...schedulingOf(v),
     workload: workloadSpecOf(v, maxContextTokens),
     warmupMs: bounds.warmupMs,
     durationMs: bounds.durationMs ?? BATCH_HORIZON_MS,

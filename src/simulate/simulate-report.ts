@@ -2,6 +2,8 @@ import { formatRunsTable } from "../bench/format-table.ts";
 import type { RunReport } from "../bench/report.ts";
 import type { SchedulerConfig, SchedulerCounters } from "../core/api.ts";
 import { PRIORITY_CLASSES } from "../core/priority/priority-classes.ts";
+import { DEFAULT_PREEMPTION_THRESHOLD } from "../engine/queue-order.ts";
+import type { PriorityRules, PriorityScheduling } from "../engine/types.ts";
 import type { ShadowSummary } from "../shadow/shadow.ts";
 import type { BackendTruth, TruthSeries } from "./engine-truth.ts";
 import type { ClassTruth, PriorityTruth } from "./priority-truth.ts";
@@ -19,6 +21,8 @@ export interface SimulateRunReport extends RunReport {
     num_gpu_blocks: number;
     /** Host KV tier per engine, GiB (0: none). */
     kv_offloading_size: number;
+    /** The engines' priority scheduling; absent: first come, first served. */
+    priority_scheduling?: PriorityReport;
     block_size: number;
     scheduler_interval_ms: number;
     scheduler_config: SchedulerConfig;
@@ -38,6 +42,34 @@ export interface SimulateRunReport extends RunReport {
   /** The core's class counters and queue waits over the window (priorities in force only). */
   priority?: PriorityTruth;
   series: TruthSeries;
+}
+
+/** The engines' priority scheduling as the report records it, by its flags' names. */
+export interface PriorityReport {
+  scheduling_policy: "priority";
+  /** Whose rules (`--personality`). */
+  personality: PriorityRules;
+  /** SGLang's knobs; vLLM has neither. */
+  schedule_low_priority_values_first?: boolean;
+  priority_scheduling_preemption_threshold?: number;
+}
+
+export function priorityReport(p: PriorityScheduling): PriorityReport {
+  if (p.rules === "vllm") return { scheduling_policy: "priority", personality: "vllm" };
+  return {
+    scheduling_policy: "priority",
+    personality: "sglang",
+    schedule_low_priority_values_first: p.lowValuesFirst === true,
+    priority_scheduling_preemption_threshold: p.preemptionThreshold ?? DEFAULT_PREEMPTION_THRESHOLD,
+  };
+}
+
+/** The setup line's words for it: empty for first come, first served. */
+function prioritySetup(p: PriorityReport | undefined): string {
+  if (p === undefined) return "";
+  if (p.personality === "vllm") return ", engines scheduling by priority (vLLM's rules)";
+  const order = p.schedule_low_priority_values_first === true ? "low" : "high";
+  return `, engines scheduling by priority (SGLang's rules: ${order} values first, preempting for a gap over ${p.priority_scheduling_preemption_threshold})`;
 }
 
 /** The `--json FILE` document: `{"runs": [...]}`, one run per (router, concurrency). */
@@ -198,7 +230,7 @@ export function formatSimulateTable(runs: readonly SimulateRunReport[]): string 
   const rows = ROWS.map((row) => [row.label, ...runs.map((r) => row.value(r))]);
   // The oracle's engines are enlarged; the cache the others ran on is the one to show.
   const s = (runs.find((r) => r.router !== "oracle") ?? runs[0]).simulated;
-  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded)${s.kv_offloading_size > 0 ? `, a host KV tier of ${s.kv_offloading_size} GiB per engine` : ""}, scheduler interval ${s.scheduler_interval_ms / 1000} s${waitBounds(runs.find((r) => r.router === "tr")?.simulated.scheduler_config)}`;
+  const setup = `simulated: ${s.num_backends} x ${s.profile}, ${s.num_gpu_blocks} KV blocks of ${s.block_size} tokens per engine (oracle: unbounded)${s.kv_offloading_size > 0 ? `, a host KV tier of ${s.kv_offloading_size} GiB per engine` : ""}${prioritySetup(s.priority_scheduling)}, scheduler interval ${s.scheduler_interval_ms / 1000} s${waitBounds(runs.find((r) => r.router === "tr")?.simulated.scheduler_config)}`;
   // The bench table labels its figures as wall-clock ones; here every time is virtual.
   const bench = formatRunsTable(runs).replace(/^wall-clock figures;/m, "virtual-time figures;");
   const classes = formatPriorityTruth(runs);

@@ -31,6 +31,7 @@ export function simRunOptions(
     profile: o.profile,
     numGpuBlocks: o.numGpuBlocks,
     kvOffloadingSize: o.kvOffloadingSize,
+    ...(o.priorityScheduling === undefined ? {} : { priorityScheduling: o.priorityScheduling }),
     warmupMs: o.warmupMs,
     durationMs: o.durationMs,
     maxPrograms: o.maxPrograms,

@@ -45,7 +45,7 @@ function simulated(meta: ResponseMeta, tokens: string[]) {
 
 test("the rebuilt answer is byte for byte the simulated backend's own plain answer", () => {
   const tokens = ["Hel", "lo", " wor", "ld ", "\u00e9\u{1f600}", '"q"'];
-  for (const endpoint of ["chat", "completion"] as const) {
+  for (const endpoint of ["chat", "completions"] as const) {
     const meta = { endpoint, id: "cmpl-1", created: 1700000000, model: "m/x" };
     const { stream, plain } = simulated(meta, tokens);
     const built = rebuild(endpoint === "chat" ? CHAT : LEGACY, [stream]);
@@ -266,7 +266,7 @@ test("any token texts (quotes, escapes, control characters, astral and separator
   fc.assert(
     fc.property(fc.array(text, { minLength: 1, maxLength: 12 }), fc.boolean(), (tokens, chat) => {
       const meta = {
-        endpoint: chat ? ("chat" as const) : ("completion" as const),
+        endpoint: chat ? ("chat" as const) : ("completions" as const),
         id: "c",
         created: 1,
         model: "m",

@@ -47,7 +47,7 @@ describe("n > 1: one engine request per choice, vLLM's shapes", () => {
     assert.equal(three.usage.prompt_tokens, one.usage.prompt_tokens, "the prompt counts once");
   });
 
-  for (const endpoint of ["chat", "completion"] as const) {
+  for (const endpoint of ["chat", "completions"] as const) {
     it(`${endpoint}: the stream, joined, says what the plain answer says`, async () => {
       const body =
         endpoint === "chat"
