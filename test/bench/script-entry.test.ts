@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-/** The lightest entry script: it imports nothing of maitred's but the entry itself. */
+/** The lightest entry script: it imports only the entry and its relay (src/bench/overhead/tcp-relay.ts). */
 const TCP_RELAY = fileURLToPath(new URL("../../scripts/tcp-relay.ts", import.meta.url));
 
 function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -1,6 +1,6 @@
 /**
  * What maitred's own code costs per SSE event (`bench:events`), measured on its own, without
- * sockets: the events of vLLM-like streams (vllm-like-upstream.ts, one event per chunk, as one
+ * sockets: the events of vLLM-like streams (src/bench/upstream, one event per chunk, as one
  * write per event arrives) are fed to the two per-event paths of a completion, in this process:
  *   - streamed: the relay a streamed answer goes through, which cuts events, counts tokens and
  *     reads the usage;
@@ -18,7 +18,8 @@
 import { listOf, positive } from "../../config/values.ts";
 import { markdownTable } from "../markdown-table.ts";
 import type { ScriptSpec } from "../script-args.ts";
-import { type Api, answerEvents } from "../vllm-like-upstream.ts";
+import { answerEvents } from "../upstream/answer-events.ts";
+import type { Api } from "../upstream/upstream-request.ts";
 
 export const BENCH_EVENTS_SPEC = {
   name: "bench:events",

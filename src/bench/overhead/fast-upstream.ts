@@ -4,7 +4,7 @@
  * measures is the router.
  */
 import { type AddressInfo, createServer as createNetServer, type Socket } from "node:net";
-import type { UpstreamStats } from "../vllm-like-upstream.ts";
+import type { UpstreamStats } from "../upstream/vllm-like-server.ts";
 
 /** Events a long stream writes at once, as from a busy engine. */
 const SSE_GROUP = 10;

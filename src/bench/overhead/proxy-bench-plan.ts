@@ -9,7 +9,7 @@ import { settingOf } from "../../config/setting.ts";
 import { integer, list, listOf, nonNegative, oneOf, positive } from "../../config/values.ts";
 import { type ScriptArgs, ScriptArgsError, type ScriptSpec } from "../script-args.ts";
 import { jsonFlag } from "../script-flags.ts";
-import type { Api } from "../vllm-like-upstream.ts";
+import type { Api } from "../upstream/upstream-request.ts";
 import type { LoadKind } from "./proxy-load.ts";
 import { type TokenCase, tokenCases } from "./proxy-tokens.ts";
 import type { RouterPhase } from "./router-phases.ts";

@@ -6,8 +6,9 @@
  * thread), beside the bare TCP and HTTP relays; then the phases with the router in this
  * process (router-phases.ts). The load always runs in a worker thread of its own.
  */
-import { type CountingUpstream, forkVllmLike } from "../proxy-bench-kit.ts";
+
 import { progress } from "../script-entry.ts";
+import { type CountingUpstream, forkVllmLike } from "./proxy-bench-kit.ts";
 import type { ProxyBenchPlan, TokensPlan, TokensUpstream } from "./proxy-bench-plan.ts";
 import { phasesReport, tokensPreamble } from "./proxy-report.ts";
 import { marginalLines, measureTokens, type TokenRow, tokensTable } from "./proxy-tokens.ts";

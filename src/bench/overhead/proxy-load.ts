@@ -6,8 +6,8 @@
  */
 import { Pool } from "undici";
 import { percentile } from "../percentile.ts";
-import { runTokenLoad } from "../proxy-bench-kit.ts";
-import type { Api } from "../vllm-like-upstream.ts";
+import type { Api } from "../upstream/upstream-request.ts";
+import { runTokenLoad } from "./proxy-bench-kit.ts";
 
 export type LoadKind = "latency" | "throughput" | "sse" | "body" | "tokens";
 

@@ -7,14 +7,15 @@
 
 import { type RouterProcess, startServeProcess } from "../maitred-process.ts";
 import { grouped, markdownTable } from "../markdown-table.ts";
+import { progress } from "../script-entry.ts";
+import { API_PATHS, type Api } from "../upstream/upstream-request.ts";
+import type { UpstreamStats } from "../upstream/vllm-like-server.ts";
 import {
   type CountingUpstream,
   startHttpRelay,
   startTcpRelay,
   tokenRequestBody,
-} from "../proxy-bench-kit.ts";
-import { progress } from "../script-entry.ts";
-import { API_PATHS, type Api, type UpstreamStats } from "../vllm-like-upstream.ts";
+} from "./proxy-bench-kit.ts";
 
 /** One row of the tokens table: a client kind and answer length at a number of connections. */
 export interface TokenCase {

@@ -4,8 +4,8 @@
  * generator, which runs one command at a time.
  */
 import { Worker } from "node:worker_threads";
-import type { CountingUpstream } from "../proxy-bench-kit.ts";
-import type { UpstreamStats } from "../vllm-like-upstream.ts";
+import type { UpstreamStats } from "../upstream/vllm-like-server.ts";
+import type { CountingUpstream } from "./proxy-bench-kit.ts";
 import type { LoadCommand, LoadResult } from "./proxy-load.ts";
 
 const WORKER = new URL("./proxy-worker.ts", import.meta.url);

@@ -1,15 +1,16 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { runTokenLoad, tokenRequestBody } from "../../src/bench/proxy-bench-kit.ts";
+import { runTokenLoad, tokenRequestBody } from "../../../src/bench/overhead/proxy-bench-kit.ts";
+import { answerEvents, answerText } from "../../../src/bench/upstream/answer-events.ts";
 import {
   API_PATHS,
-  answerEvents,
-  answerText,
   type ChatRequest,
   DEFAULT_MODEL,
+} from "../../../src/bench/upstream/upstream-request.ts";
+import {
   startVllmLikeUpstream,
   type VllmLikeUpstream,
-} from "../../src/bench/vllm-like-upstream.ts";
+} from "../../../src/bench/upstream/vllm-like-server.ts";
 
 const chat = (tokens: number, includeUsage: boolean): ChatRequest => ({
   api: "chat",

@@ -1,22 +1,23 @@
 /**
  * What the proxy benchmark (scripts/bench-proxy.ts) needs to measure maitred as users run it,
  * each piece in a process of its own: the bare relays it measures beside the router, the
- * vLLM-like upstream (vllm-like-upstream.ts) as a child process that reports how many SSE
+ * vLLM-like upstream (src/bench/upstream) as a child process that reports how many SSE
  * events it wrote, and the closed-loop load that drives either. The router itself is
  * `startServeProcess` (maitred-process.ts); CPU time is read from /proc (process-stats.ts).
  */
 import { fork, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Pool } from "undici";
-import { type RouterProcess, stopProcess } from "./maitred-process.ts";
-import { processCpuSeconds } from "./process-stats.ts";
-import { API_PATHS, type Api, DEFAULT_MODEL, type UpstreamStats } from "./vllm-like-upstream.ts";
+import { type RouterProcess, stopProcess } from "../maitred-process.ts";
+import { processCpuSeconds } from "../process-stats.ts";
+import { API_PATHS, type Api, DEFAULT_MODEL } from "../upstream/upstream-request.ts";
+import type { UpstreamStats } from "../upstream/vllm-like-server.ts";
 
 // The relays and the upstream run as the scripts they are (entries in scripts/, started as
 // processes, never imported), so each has a process of its own whose CPU time is its own.
-const TCP_RELAY = fileURLToPath(new URL("../../scripts/tcp-relay.ts", import.meta.url));
-const HTTP_RELAY = fileURLToPath(new URL("../../scripts/http-relay.ts", import.meta.url));
-const UPSTREAM = fileURLToPath(new URL("../../scripts/vllm-like-upstream.ts", import.meta.url));
+const TCP_RELAY = fileURLToPath(new URL("../../../scripts/tcp-relay.ts", import.meta.url));
+const HTTP_RELAY = fileURLToPath(new URL("../../../scripts/http-relay.ts", import.meta.url));
+const UPSTREAM = fileURLToPath(new URL("../../../scripts/vllm-like-upstream.ts", import.meta.url));
 
 /** scripts/tcp-relay.ts in front of `upstreamUrl`, in its own process: the floor of any Node proxy. */
 export function startTcpRelay(upstreamUrl: string): Promise<RouterProcess> {
