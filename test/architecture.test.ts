@@ -118,3 +118,14 @@ test("src/README.md's folder table names every folder of src/ that holds code, a
   const gone = [...named].filter((d) => !d.endsWith(".ts") && !withCode.has(d)).sort();
   assert.deepEqual(gone, [], "folders src/README.md's table names that hold no code");
 });
+
+test("no test file registers a hook at its top level: the suite runs many files in one process, where such a hook is every file's", () => {
+  // A top-level before() that starts a router on a virtual clock kept that clock spinning, and
+  // its router ticking, through every other file of the process: the suite took 70 % longer.
+  const hooked: string[] = [];
+  for (const file of globSync("**/*.test.ts", { cwd: join(root, "test") })) {
+    const text = readFileSync(join(root, "test", file), "utf8");
+    if (/^(before|after|beforeEach|afterEach)\(/m.test(text)) hooked.push(file);
+  }
+  assert.deepEqual(hooked, [], "wrap these files' tests in a describe() that holds their hooks");
+});

@@ -61,9 +61,14 @@ export interface SchedulerState {
   /**
    * Programs the router ended on its own, by id, with when and why (ended-ids.ts): by a
    * budget, whose id stays refused for a while, or as likely done, whose return is counted.
-   * Insertion order is age order; bounded.
+   * Bounded; `endedOrder` keeps their age order.
    */
   readonly ended: Map<string, EndedId>;
+  /**
+   * The ended ids oldest first, each with the entry it was remembered with: an id forgotten
+   * or remembered again since leaves a stale place here, passed over when it comes up.
+   */
+  readonly endedOrder: { ids: string[]; entries: EndedId[]; head: number };
   /** Programs marked likely done, in order of marking (= of their release times). */
   readonly likelyDone: Set<ProgramRecord>;
   readonly estimator: TokenEstimator;
@@ -161,6 +166,7 @@ export function createSchedulerState(
     likelyDone: new Set(),
     budgetsExhausted: { steps: 0, tokens: 0, wall: 0 },
     ended: new Map(),
+    endedOrder: { ids: [], entries: [], head: 0 },
     estimator: createTokenEstimator(),
     pauseObservations: [],
     shuttingDown: false,

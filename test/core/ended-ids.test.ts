@@ -69,3 +69,32 @@ test("ended ids are forgotten when their hour is over, at the next tick, with no
   h.tick();
   assert.equal(h.scheduler.snapshot().endedPrograms, 0, "the hour is over: none remembered");
 });
+
+test("ids taken back as soon as they are remembered leave the age queue bounded, and the next end still forgets the oldest", () => {
+  const state = createSchedulerState(
+    DEFAULT_SCHEDULER_CONFIG,
+    [],
+    { dispatch() {}, reject() {}, cancel() {}, log() {} },
+    {} as SchedulerPolicies,
+  );
+  let longest = 0;
+  for (let i = 0; i < 3 * ENDED_ID_LIMIT; i++) {
+    state.now = i; // all within the hour: nothing expires
+    rememberEnded(state, `p${i}`, "steps");
+    // Its client carries on at once: the id is taken back (takeEnded's deletion).
+    if (i % 2 === 1) state.ended.delete(`p${i}`);
+    longest = Math.max(longest, state.endedOrder.ids.length - state.endedOrder.head);
+  }
+  assert.ok(longest <= 2 * ENDED_ID_LIMIT + 1, `the queue held ${longest} places`);
+  // The last end was taken back: the newest LIMIT − 1 even ids stay, from p{LIMIT + 2} on.
+  assert.equal(state.ended.size, ENDED_ID_LIMIT - 1);
+  const oldestKept = `p${ENDED_ID_LIMIT + 2}`;
+  assert.ok(endedRecently(state, oldestKept) !== undefined, "the oldest kept is remembered");
+  assert.equal(endedRecently(state, `p${ENDED_ID_LIMIT}`), undefined, "older: forgotten");
+  rememberEnded(state, "x", "idle"); // fills the last place
+  assert.ok(endedRecently(state, oldestKept) !== undefined);
+  rememberEnded(state, "y", "idle"); // forgets the oldest, past the stale places of taken ids
+  assert.equal(endedRecently(state, oldestKept), undefined, "forgotten first");
+  assert.ok(endedRecently(state, `p${ENDED_ID_LIMIT + 4}`) !== undefined, "the next one stays");
+  assert.equal(state.ended.size, ENDED_ID_LIMIT);
+});
