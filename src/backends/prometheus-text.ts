@@ -87,6 +87,19 @@ export function sumOf(families: PromFamilies, name: string): number | null {
   return total;
 }
 
+/** Sum of a family over the label sets where `label` is `value`; null when none has it. */
+export function sumWhere(
+  families: PromFamilies,
+  name: string,
+  label: string,
+  value: string,
+): number | null {
+  let total: number | null = null;
+  for (const s of families.get(name) ?? [])
+    if (s.labels[label] === value) total = (total ?? 0) + s.value;
+  return total;
+}
+
 /** Mean of a family over its label sets (ratios such as KV usage); null when absent. */
 export function meanOf(families: PromFamilies, name: string): number | null {
   const list = families.get(name);

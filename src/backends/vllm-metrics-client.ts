@@ -12,7 +12,13 @@ import {
   PollError,
   tierField,
 } from "./metrics-client.ts";
-import { meanOf, type PromFamilies, parsePrometheusText, sumOf } from "./prometheus-text.ts";
+import {
+  meanOf,
+  type PromFamilies,
+  parsePrometheusText,
+  sumOf,
+  sumWhere,
+} from "./prometheus-text.ts";
 
 const wanted = (name: string) => name.startsWith("vllm:");
 
@@ -61,6 +67,24 @@ function hostKvTierOf(
   return { tier, tokens: tier && sized ? tokens : null };
 }
 
+/**
+ * The host tier's loads into the GPU: the offloading connector's counters, the newer flat
+ * ones first, else the older family's CPU_to_GPU child (a newer vLLM exports both). Absent
+ * when the engine exports neither.
+ */
+function hostLoadsOf(f: PromFamilies): {
+  hostLoadBytesTotal?: number;
+  hostLoadSecondsTotal?: number;
+} {
+  const loaded = (newer: string, older: string) =>
+    sumOf(f, newer) ?? sumWhere(f, older, "transfer_type", "CPU_to_GPU");
+  const bytes = loaded("vllm:kv_offload_load_bytes_total", "vllm:kv_offload_total_bytes_total");
+  const seconds = loaded("vllm:kv_offload_load_time_total", "vllm:kv_offload_total_time_total");
+  return bytes === null || seconds === null
+    ? {}
+    : { hostLoadBytesTotal: bytes, hostLoadSecondsTotal: seconds };
+}
+
 export function vllmSampleFromText(
   text: string,
   backendId = "backend",
@@ -91,6 +115,7 @@ export function vllmSampleFromText(
       promptTokensTotal: sumOf(f, "vllm:prompt_tokens_total") ?? 0,
       generationTokensTotal: sumOf(f, "vllm:generation_tokens_total") ?? 0,
       ...tierField(host.tier, host.tokens),
+      ...hostLoadsOf(f),
     },
   };
 }

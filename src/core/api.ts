@@ -190,6 +190,8 @@ export interface BackendView {
   admissionCapacityTokens: number | null;
   /** What a pause costs there now: a re-prefill, or a transfer from its host KV tier. */
   pausePrice: "prefill" | "transfer";
+  /** The engine's host link as it measured its own loads, bytes a second; null = unknown. */
+  hostLoadBytesPerSecond: number | null;
   /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
   /** admission capacity − usedTokens (null while the capacity is unknown). */

@@ -55,6 +55,15 @@ export interface BackendMetricsSample {
    * or the operator's `--host-kv-tokens`. Absent: unknown, and nothing is assumed of its size.
    */
   hostKvTokens?: number;
+  /**
+   * KV the engine has loaded from its host tier into the GPU since it started, in bytes and in
+   * seconds spent loading (vLLM `kv_offload_load_bytes` / `kv_offload_load_time`, or their
+   * older `kv_offload_total_bytes` / `kv_offload_total_time` with `transfer_type="CPU_to_GPU"`):
+   * what a pause costs there, measured on the engine's own link. Absent: not reported, and a
+   * transfer's cost is then unknown, not free.
+   */
+  hostLoadBytesTotal?: number;
+  hostLoadSecondsTotal?: number;
 }
 
 /** The budgets a program runs under; a kind left out has no limit. */

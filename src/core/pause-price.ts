@@ -106,6 +106,19 @@ export function hostTierTokens(b: BackendBook): number | null {
 }
 
 /**
+ * How fast the engine's host link has loaded KV into its GPU, bytes a second over all its
+ * loads so far: the measured price of bringing a paused context back there. null while the
+ * engine reports no loads (no counters, or nothing loaded yet): unknown, never free.
+ */
+export function hostLoadBytesPerSecond(b: BackendBook): number | null {
+  const m = b.lastMetrics;
+  const bytes = m?.hostLoadBytesTotal;
+  const seconds = m?.hostLoadSecondsTotal;
+  if (bytes === undefined || seconds === undefined || !(bytes > 0) || !(seconds > 0)) return null;
+  return bytes / seconds;
+}
+
+/**
  * The engine keeps what it evicts in host memory: a program paused from `b` comes back there
  * cheaper than anywhere else, whatever the tier's size (resume.ts waits for its origin).
  */

@@ -1,7 +1,7 @@
 import type { BackendView, EngineTruthView, ProgramView, SchedulerSnapshot } from "./api.ts";
 import { budgetView } from "./budget.ts";
 import { activePrograms } from "./ledger.ts";
-import { pausePriceOf } from "./pause-price.ts";
+import { hostLoadBytesPerSecond, pausePriceOf } from "./pause-price.ts";
 import { PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import { prioritySnapshot } from "./priority/priority-snapshot.ts";
 import type { BackendBook, ProgramRecord } from "./records.ts";
@@ -54,6 +54,7 @@ export function backendView(state: SchedulerState, b: BackendBook): BackendView 
     capacityTokens: b.capacity,
     admissionCapacityTokens: price.admissionCapacity(b),
     pausePrice: price.name,
+    hostLoadBytesPerSecond: hostLoadBytesPerSecond(b),
     usedTokens: beliefUsedTokens(b, state.config, state.now),
     beliefRoomTokens: beliefRoomTokens(state, b),
     // Capacity unknown: placed on by the engine's report, one program per sample, no token room.

@@ -259,6 +259,7 @@ export function backendsJson(
       capacity_tokens: b.capacityTokens,
       admission_capacity_tokens: b.admissionCapacityTokens,
       pause_price: b.pausePrice,
+      host_load_bytes_per_second: b.hostLoadBytesPerSecond,
       used_tokens: b.usedTokens,
       belief_room_tokens: b.beliefRoomTokens,
       remaining_tokens: b.remainingTokens,

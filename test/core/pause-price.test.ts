@@ -161,3 +161,15 @@ function twoInToolCallsWith(
   h.turn("b1", "B", 900);
   return h;
 }
+
+test("the host link's measured speed is the engine's own loads, bytes over seconds, and unknown without them", () => {
+  const h = createHarness({ backends: ["b0"], capacity: GPU, config: SHIPPED });
+  h.tick({ b0: sample(GPU, tier(10_000)) });
+  assert.equal(h.backend("b0").hostLoadBytesPerSecond, null, "no counters: unknown");
+  h.tick({ b0: sample(GPU, { ...tier(10_000), hostLoadBytesTotal: 0, hostLoadSecondsTotal: 0 }) });
+  assert.equal(h.backend("b0").hostLoadBytesPerSecond, null, "nothing loaded yet: unknown");
+  h.tick({
+    b0: sample(GPU, { ...tier(10_000), hostLoadBytesTotal: 6e10, hostLoadSecondsTotal: 2.5 }),
+  });
+  assert.equal(h.backend("b0").hostLoadBytesPerSecond, 2.4e10);
+});

@@ -47,6 +47,7 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
         capacityTokens: 1000,
         admissionCapacityTokens: 1000,
         pausePrice: "prefill",
+        hostLoadBytesPerSecond: null,
         usedTokens: 300,
         beliefRoomTokens: 700,
         remainingTokens: 900,

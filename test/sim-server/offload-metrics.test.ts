@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { vllmSampleFromText } from "../../src/backends/vllm-metrics-client.ts";
 import type { EngineStats } from "../../src/engine/types.ts";
 import { createManualClock } from "../../src/sim-server/clock.ts";
 import { createEngineDriver } from "../../src/sim-server/engine-driver.ts";
@@ -124,5 +125,26 @@ describe("vLLM's offloading connector series", () => {
         assert.equal(metricValue(text, series), 0);
       }
     }
+  });
+});
+
+describe("the router reads the host link's price from those series", () => {
+  it("bytes and seconds loaded into the GPU, from the newer series and from the older family alone", () => {
+    const s = statsAfterTransfers();
+    const loaded = s.hostTier!.toDevice;
+    for (const vllmMetrics of ["new", "old"] as const) {
+      const text = renderVllmMetrics(s, { ...INFO, vllmMetrics });
+      const { sample } = vllmSampleFromText(text);
+      assert.equal(sample.hostLoadBytesTotal, loaded.bytes, vllmMetrics);
+      assert.equal(sample.hostLoadSecondsTotal, loaded.seconds, vllmMetrics);
+    }
+  });
+
+  it("an engine without the series leaves them out: unknown, not zero", () => {
+    const engine = smallEngine({ numGpuBlocks: 9, maxModelLen: 128 });
+    const text = renderVllmMetrics(engine.stats(), { ...INFO, kvOffloadingSize: 0 });
+    const { sample } = vllmSampleFromText(text);
+    assert.equal(sample.hostLoadBytesTotal, undefined);
+    assert.equal(sample.hostLoadSecondsTotal, undefined);
   });
 });
