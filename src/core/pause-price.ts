@@ -6,8 +6,8 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * The price of a pause: what it costs to take a program's context off a backend now and bring
  * it back there later. It is one injected policy (`SchedulerPolicies.pausePrice`), beside
  * placement, resume order and pause victims: a function from a backend's books to one of the
- * prices below, read afresh at each admission. Each price answers the three questions the rest
- * of the core asks of it, so no other module tells the cases apart:
+ * prices below, read afresh at each admission. Each price answers the four questions the rest
+ * of the core asks of it, so no other module tells the two cases apart:
  *
  *   - what admission is bounded by (room.ts, snapshot.ts): `admissionCapacity`;
  *   - whether the engine's report of its GPU bounds the room (room.ts cases 2–4: its queue and
@@ -17,6 +17,11 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *     context comes back cheapest (resume.ts): `originIsCheapest`;
  *   - how long a request may wait to come back to the backend before room is made for it
  *     there (wait-bounds.ts case 3, resume.ts's overdue seats): `returnWaitMs`.
+ *
+ * One rule reads the engine rather than the price: a program paused from a backend whose
+ * engine keeps a host tier waits to be resumed there, whatever the price (`keepsEvictedContexts`,
+ * resume.ts): even a tier its contexts have outgrown holds part of that program's context,
+ * which anywhere else is prefilled again in full.
  *
  * The two prices:
  *

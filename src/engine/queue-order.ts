@@ -1,16 +1,16 @@
 /**
  * The order of the waiting queue and the choice of preemption victims, the part of the
- * scheduler (scheduler.ts) that priority scheduling changes. Three orders, each as its
- * scheduler's source has it:
+ * scheduler (scheduler.ts) that priority scheduling changes. Three orders, each as the engine
+ * it imitates schedules:
  *
  * - **First come, first served** (vLLM's default `--scheduling-policy fcfs`; the engine under
  *   either personality without priority scheduling). Arrivals join the tail; a preempted request
  *   goes back to the head; when a running request cannot get its blocks the last running request
  *   (the most recently admitted) is preempted. The `priority` field is ignored.
- * - **vLLM** (`--scheduling-policy priority`, vLLM V1's `PriorityRequestQueue`). Waiting requests
+ * - **vLLM** (`--scheduling-policy priority`, vLLM V1's priority queue). Waiting requests
  *   go by (priority, arrival), lower first; ties in the order the engine took them. The victim is
  *   the running request with the largest (priority, arrival), the first in running order on a
- *   tie (Python's `max`), even one already scheduled earlier in the step, which then leaves the
+ *   tie, even one already scheduled earlier in the step, which then leaves the
  *   step. A preempted request keeps its key: it goes back by key, not to the head, so an
  *   equal-priority request that arrived before it and has not started passes it. A waiting
  *   request never preempts (it waits for room), and a step that preempted admits nobody. Its KV
@@ -22,7 +22,8 @@
  *   the lowest there is (SGLang gives it the largest integer of the losing sign). A waiting
  *   request that does not fit may preempt the running requests whose priority is worse than its
  *   own by more than `--priority-scheduling-preemption-threshold`, worst first (among equals the
- *   latest to enter the queue), if together they free enough blocks (`preempt_to_schedule`). A
+ *   latest to enter the queue), if together they free enough blocks (blocks that are the waiting request's own
+ *   prefix hits free no room for it). A
  *   preempted request enters the queue again at that moment, behind the waiting requests of its
  *   priority, and its KV outside the prefix cache (SGLang's radix tree, the GPU cache here) is
  *   recomputed: the host tier is not asked for it. When a running request's KV runs out, the

@@ -55,7 +55,6 @@ export function createScheduler(
   const blockSize = config.blockSize;
   const { running, waiting } = queues;
   const victimsFor = order.victimsFor;
-  const ownBlocks = (v: RequestState) => kv.numOwnBlocks(v);
 
   /** Prefix-cache counters at an allocation from nothing computed (GPU ones: first only). */
   const admitted = (
@@ -97,8 +96,17 @@ export function createScheduler(
    * the running list (and this step, their tokens back in the budget) in running order.
    * Returns the budget given back, or −1 when there were not victims enough.
    */
-  const preemptFor = (batch: ScheduledBatch, r: RequestState, need: number, now: number) => {
-    const victims = victimsFor === null ? [] : victimsFor(r, running, need, ownBlocks);
+  const preemptFor = (
+    batch: ScheduledBatch,
+    r: RequestState,
+    need: number,
+    hits: readonly number[],
+    numHits: number,
+    now: number,
+  ) => {
+    // A victim's blocks that are `r`'s prefix hits give it no room: they stay its hits.
+    const freed = (v: RequestState) => kv.numOwnBlocks(v, hits, numHits);
+    const victims = victimsFor === null ? [] : victimsFor(r, running, need, freed);
     if (victims.length === 0) return -1;
     let returned = 0;
     for (let i = 0; i < running.length; ) {
@@ -193,7 +201,14 @@ export function createScheduler(
       }
       if (!fits) {
         if (victimsFor === null || preemptedFor === r) break;
-        const returned = preemptFor(batch, r, kv.shortfall(r, n, hits, hitBlocks), now);
+        const returned = preemptFor(
+          batch,
+          r,
+          kv.shortfall(r, n, hits, hitBlocks),
+          hits,
+          hitBlocks,
+          now,
+        );
         if (returned < 0) break;
         budget += returned;
         preemptedFor = r;

@@ -1,6 +1,5 @@
 /**
- * The Anthropic Messages answer as vLLM writes it (its `message_stream_converter` and
- * `messages_full_converter`): `message_start` with the prompt's `input_tokens`, one content
+ * The Anthropic Messages answer as vLLM writes it, streamed and whole: `message_start` with the prompt's `input_tokens`, one content
  * block (`text`, or `tool_use` whose input streams as `input_json_delta` pieces) opened by
  * `content_block_start` and closed by `content_block_stop`, then `message_delta` with the
  * `stop_reason` (`end_turn`, `max_tokens`, `tool_use`) and the usage, then `message_stop`.

@@ -186,7 +186,7 @@ export const SIM_SETTINGS: readonly SimSetting[] = [
     key: "personality",
     prop: "personality",
     arg: "<name>",
-    help: "metrics and info endpoints to imitate: vllm or sglang",
+    help: "the engine to imitate, vllm or sglang: its metrics and info endpoints, and its rules under --scheduling-policy priority",
     default: "vllm",
     schema: oneOf(PERSONALITIES),
   },

@@ -205,11 +205,11 @@ export function renderVllmMetrics(stats: EngineStats, info: VllmMetricsInfo): st
 }
 
 /**
- * The offloading connector's series (`offloading/metrics.py`). Its deprecated family, one
- * child per direction of the host link labelled `transfer_type`, is the only one of older
- * releases. Newer ones register it first, both children up front in their `_TRANSFER_TYPES`
- * order (loads first), then the flat `kv_offload_load_*` / `kv_offload_store_*` series, and
- * feed both from the same transfers, so the two families always agree.
+ * vLLM's offloading connector's series. Its deprecated family, one child per direction of the
+ * host link labelled `transfer_type`, is the only one of older releases. Newer ones register
+ * it first, both children up front with loads (CPU_to_GPU) first, then the flat
+ * `kv_offload_load_*` / `kv_offload_store_*` series, and feed both from the same transfers, so
+ * the two families always agree.
  */
 function renderOffloadSeries(
   w: ExpositionWriter,

@@ -24,9 +24,14 @@ export function sampleOf(engine: Engine, s: EngineStats): BackendMetricsSample {
     // What vLLM's `cache_config_info` says through `kv_offloading_size`, with the size in
     // tokens a router gets from it and `--kv-bytes-per-token`.
     hostKvTier: s.hostTier !== undefined,
+    // And what its offloading connector's load counters say, as vLLM exports them.
     ...(s.hostTier === undefined
       ? {}
-      : { hostKvTokens: s.hostTier.numBlocks * engine.config.blockSize }),
+      : {
+          hostKvTokens: s.hostTier.numBlocks * engine.config.blockSize,
+          hostLoadBytesTotal: s.hostTier.toDevice.bytes,
+          hostLoadSecondsTotal: s.hostTier.toDevice.seconds,
+        }),
   };
 }
 

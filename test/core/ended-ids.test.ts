@@ -98,3 +98,23 @@ test("ids taken back as soon as they are remembered leave the age queue bounded,
   assert.ok(endedRecently(state, `p${ENDED_ID_LIMIT + 4}`) !== undefined, "the next one stays");
   assert.equal(state.ended.size, ENDED_ID_LIMIT);
 });
+
+test("behind an id still remembered, ids taken back at once cannot grow the age queue past twice the limit", () => {
+  const state = createSchedulerState(
+    DEFAULT_SCHEDULER_CONFIG,
+    [],
+    { dispatch() {}, reject() {}, cancel() {}, log() {} },
+    {} as SchedulerPolicies,
+  );
+  rememberEnded(state, "old", "steps"); // stays at the front: within its hour, under the limit
+  let longest = 0;
+  for (let i = 0; i < 3 * ENDED_ID_LIMIT; i++) {
+    state.now = i;
+    rememberEnded(state, `p${i}`, "steps");
+    state.ended.delete(`p${i}`); // taken back by its client at once
+    longest = Math.max(longest, state.endedOrder.ids.length - state.endedOrder.head);
+  }
+  assert.ok(longest <= 2 * ENDED_ID_LIMIT + 1, `the queue held ${longest} places`);
+  assert.ok(endedRecently(state, "old") !== undefined, "the live id is still remembered");
+  assert.equal(state.ended.size, 1);
+});

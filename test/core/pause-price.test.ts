@@ -133,7 +133,7 @@ test("where a pause costs a prefill, the same wait is not cut short before the a
   assert.ok(SHIPPED.ageingMs > TIER_ROTATION_MS);
 });
 
-test("the price is the core's policy: one given in its place decides admission, room and the wait bound", () => {
+test("the price is the core's policy: one given in its place decides the admission bound and the room", () => {
   // Priced by prefill whatever the engine keeps: the tier of 10,000 tokens no longer counts.
   const prefill = twoInToolCallsWith({ pausePrice: () => REPREFILL }, tier(10_000));
   assert.equal(prefill.backend("b0").pausePrice, "prefill");

@@ -8,6 +8,13 @@ import { hostTier, request, smallEngine, tokens } from "./engine-helpers.ts";
 
 /** Seeded: FC_SEED replays a failure (fast-check prints the seed of any failing run). */
 const SEED = Number(process.env.FC_SEED ?? Date.now() % 2 ** 31);
+/**
+ * Each property runs on a fixed seed too, whose workloads are known to preempt: a random seed
+ * alone may draw none that do (about one seed in 200), and a property no case exercised would
+ * pass for nothing.
+ */
+const COVERING_SEED = 1;
+const seeds = [COVERING_SEED, SEED];
 
 interface Req {
   shared: boolean;
@@ -102,99 +109,106 @@ const hostArb = fc.constantFrom<EngineConfigOverrides>({}, hostTier(16));
 
 describe("priority scheduling properties", () => {
   it("first come, first served schedules the same whatever the priority fields say", () => {
-    fc.assert(
-      fc.property(workloadArb, hostArb, (reqs, host) => {
-        const trace = (rs: readonly Req[]) => {
-          const steps: StepResult[] = [];
-          drive(smallEngine({ ...PRESSURE, ...host }), rs, (o) => steps.push(o.step));
-          return steps;
-        };
-        const plain = reqs.map((r) => ({ ...r, priority: undefined }));
-        assert.deepEqual(trace(reqs), trace(plain));
-      }),
-      { seed: SEED, numRuns: 8 },
-    );
+    for (const seed of seeds)
+      fc.assert(
+        fc.property(workloadArb, hostArb, (reqs, host) => {
+          const trace = (rs: readonly Req[]) => {
+            const steps: StepResult[] = [];
+            drive(smallEngine({ ...PRESSURE, ...host }), rs, (o) => steps.push(o.step));
+            return steps;
+          };
+          const plain = reqs.map((r) => ({ ...r, priority: undefined }));
+          assert.deepEqual(trace(reqs), trace(plain));
+        }),
+        { seed, numRuns: 8 },
+      );
   });
 
   it("vLLM: the queue stays in (priority, arrival) order; a preempting step admits nobody and its victims are the worst running", () => {
     let preemptingSteps = 0;
-    fc.assert(
-      fc.property(workloadArb, hostArb, (reqs, host) => {
-        const engine = smallEngine({ ...PRESSURE, ...host, priorityScheduling: { rules: "vllm" } });
-        const index = (id: string) => Number(id.slice(1));
-        const arrival = new Map<string, number>();
-        // (priority, arrival) as vLLM compares them; ties are in the order taken in.
-        const key = (id: string): [number, number, number] => [
-          reqs[index(id)].priority ?? 0,
-          arrival.get(id)!,
-          index(id),
-        ];
-        const cmp = (a: string, b: string) => {
-          const [x, y] = [key(a), key(b)];
-          return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-        };
-        drive(engine, reqs, (o) => {
-          for (const id of [...o.runningAfter, ...o.waitingAfter])
-            if (!arrival.has(id)) arrival.set(id, o.step.startTime);
-          for (let i = 1; i < o.waitingAfter.length; i++)
-            assert.ok(cmp(o.waitingAfter[i - 1], o.waitingAfter[i]) < 0, "waiting in key order");
-          if (o.preemptedNow === 0) return;
-          preemptingSteps++;
-          assert.deepEqual(admitted(o), [], "no admission after a preemption");
-          const out = victims(o);
-          assert.equal(out.length, o.preemptedNow);
-          // Each victim was the largest (priority, arrival) running when it was taken.
-          for (const v of out)
-            for (const s of o.runningAfter) {
-              const [kv, ks] = [key(v), key(s)];
-              assert.ok(kv[0] > ks[0] || (kv[0] === ks[0] && kv[1] >= ks[1]), `${v} beats ${s}`);
-            }
-        });
-      }),
-      { seed: SEED, numRuns: 12 },
-    );
+    for (const seed of seeds)
+      fc.assert(
+        fc.property(workloadArb, hostArb, (reqs, host) => {
+          const engine = smallEngine({
+            ...PRESSURE,
+            ...host,
+            priorityScheduling: { rules: "vllm" },
+          });
+          const index = (id: string) => Number(id.slice(1));
+          const arrival = new Map<string, number>();
+          // (priority, arrival) as vLLM compares them; ties are in the order taken in.
+          const key = (id: string): [number, number, number] => [
+            reqs[index(id)].priority ?? 0,
+            arrival.get(id)!,
+            index(id),
+          ];
+          const cmp = (a: string, b: string) => {
+            const [x, y] = [key(a), key(b)];
+            return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+          };
+          drive(engine, reqs, (o) => {
+            for (const id of [...o.runningAfter, ...o.waitingAfter])
+              if (!arrival.has(id)) arrival.set(id, o.step.startTime);
+            for (let i = 1; i < o.waitingAfter.length; i++)
+              assert.ok(cmp(o.waitingAfter[i - 1], o.waitingAfter[i]) < 0, "waiting in key order");
+            if (o.preemptedNow === 0) return;
+            preemptingSteps++;
+            assert.deepEqual(admitted(o), [], "no admission after a preemption");
+            const out = victims(o);
+            assert.equal(out.length, o.preemptedNow);
+            // Each victim was the largest (priority, arrival) running when it was taken.
+            for (const v of out)
+              for (const s of o.runningAfter) {
+                const [kv, ks] = [key(v), key(s)];
+                assert.ok(kv[0] > ks[0] || (kv[0] === ks[0] && kv[1] >= ks[1]), `${v} beats ${s}`);
+              }
+          });
+        }),
+        { seed, numRuns: 12 },
+      );
     assert.ok(preemptingSteps > 0, "the workloads preempt at all");
   });
 
   it("SGLang: a waiting request only preempts requests worse than it by more than the threshold", () => {
     let preemptingAdmissions = 0;
-    fc.assert(
-      fc.property(
-        workloadArb,
-        hostArb,
-        fc.integer({ min: 0, max: 12 }),
-        fc.boolean(),
-        (reqs, host, threshold, lowValuesFirst) => {
-          const p: PriorityScheduling = {
-            rules: "sglang",
-            preemptionThreshold: threshold,
-            lowValuesFirst,
-          };
-          const engine = smallEngine({ ...PRESSURE, ...host, priorityScheduling: p });
-          // SGLang's priority as one number, lower served first; no priority is the lowest.
-          const rank = (id: string) => {
-            const v = reqs[Number(id.slice(1))].priority;
-            if (v === undefined) return Number.POSITIVE_INFINITY;
-            return lowValuesFirst ? v : -v;
-          };
-          drive(engine, reqs, (o) => {
-            if (o.preemptedNow === 0) return;
-            // A step whose running requests ran out of KV admits nobody: one that admitted
-            // preempted for a waiting request, admitted in it.
-            const started = admitted(o);
-            if (started.length === 0) return;
-            preemptingAdmissions++;
-            const best = Math.min(...started.map(rank));
-            for (const v of victims(o))
-              assert.ok(
-                rank(v) - best > threshold,
-                `${v} preempted for a gap of ${rank(v) - best}`,
-              );
-          });
-        },
-      ),
-      { seed: SEED, numRuns: 15 },
-    );
+    for (const seed of seeds)
+      fc.assert(
+        fc.property(
+          workloadArb,
+          hostArb,
+          fc.integer({ min: 0, max: 12 }),
+          fc.boolean(),
+          (reqs, host, threshold, lowValuesFirst) => {
+            const p: PriorityScheduling = {
+              rules: "sglang",
+              preemptionThreshold: threshold,
+              lowValuesFirst,
+            };
+            const engine = smallEngine({ ...PRESSURE, ...host, priorityScheduling: p });
+            // SGLang's priority as one number, lower served first; no priority is the lowest.
+            const rank = (id: string) => {
+              const v = reqs[Number(id.slice(1))].priority;
+              if (v === undefined) return Number.POSITIVE_INFINITY;
+              return lowValuesFirst ? v : -v;
+            };
+            drive(engine, reqs, (o) => {
+              if (o.preemptedNow === 0) return;
+              // A step whose running requests ran out of KV admits nobody: one that admitted
+              // preempted for a waiting request, admitted in it.
+              const started = admitted(o);
+              if (started.length === 0) return;
+              preemptingAdmissions++;
+              const best = Math.min(...started.map(rank));
+              for (const v of victims(o))
+                assert.ok(
+                  rank(v) - best > threshold,
+                  `${v} preempted for a gap of ${rank(v) - best}`,
+                );
+            });
+          },
+        ),
+        { seed, numRuns: 15 },
+      );
     assert.ok(preemptingAdmissions > 0, "waiting requests preempt at all");
   });
 });

@@ -119,6 +119,23 @@ describe("SGLang priority scheduling: a waiting request preempts", () => {
     }
   });
 
+  it("counts no block of the waiting request's own prefix as room its victims free", () => {
+    // 8 usable blocks. z holds 4; x holds 3, two of them the 32 tokens y begins with. y needs
+    // 3 blocks more than its 2 hits, with 1 free. x, the worst, is the first victim: it frees
+    // 3 blocks, but 2 are y's hits and stay cached for it, so x alone is not enough. Preempting
+    // x alone would recompute it for nothing; with z too, y is admitted in the same step.
+    const engine = smallEngine({ numGpuBlocks: 9, maxModelLen: 128, ...sglang() });
+    const shared = tokens(32, 500);
+    engine.add(request("z", tokens(60, 900), { maxTokens: 8, priority: 5 }));
+    engine.add(request("x", [...shared, ...tokens(8, 700)], { maxTokens: 8, priority: 0 }));
+    const now = engine.step(0)!.duration;
+    assert.deepEqual(runningIds(engine), ["z", "x"]);
+    engine.add(request("y", [...shared, ...tokens(40, 800)], { priority: 20, arrivalTime: now }));
+    engine.step(now);
+    assert.deepEqual(runningIds(engine), ["y"], "both preempted, y admitted in the same step");
+    assert.equal(engine.stats().numPreemptions, 2);
+  });
+
   it("puts the victim back at the moment it was preempted, behind its equals already waiting", () => {
     const engine = smallEngine(sglang());
     let now = running(engine, "x", 60, 0);

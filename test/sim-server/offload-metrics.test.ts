@@ -8,6 +8,7 @@ import { resolveSimBackendOptions } from "../../src/sim-server/options.ts";
 import { buildSimApp } from "../../src/sim-server/sim-app.ts";
 import { simEngine } from "../../src/sim-server/start-sim-backend.ts";
 import { renderVllmMetrics, type VllmMetricsInfo } from "../../src/sim-server/vllm-metrics.ts";
+import { sampleOf } from "../../src/simulate/engine-probe.ts";
 import { hostTier, request, runToIdle, smallEngine, tokens } from "../engine/engine-helpers.ts";
 import { metricValue } from "./helpers.ts";
 
@@ -24,6 +25,10 @@ const typed = (type: string) => `{engine="0",model_name="m",transfer_type="${typ
 
 /** An engine whose host tier stored blocks and loaded some back: x, evicted, then x again. */
 function statsAfterTransfers(): EngineStats {
+  return engineAfterTransfers().stats();
+}
+
+function engineAfterTransfers() {
   const engine = smallEngine({ numGpuBlocks: 9, maxModelLen: 128, ...hostTier(32) });
   engine.add(request("x", tokens(64, 1), { maxTokens: 1 }));
   let end = runToIdle(engine).end;
@@ -36,7 +41,7 @@ function statsAfterTransfers(): EngineStats {
     s.hostTier!.toDevice.bytes > 0 && s.hostTier!.toHost.bytes > 0,
     "both directions moved",
   );
-  return s;
+  return engine;
 }
 
 /** The offloading families in the order their HELP lines come (`_created` ones left out). */
@@ -138,6 +143,30 @@ describe("the router reads the host link's price from those series", () => {
       assert.equal(sample.hostLoadBytesTotal, loaded.bytes, vllmMetrics);
       assert.equal(sample.hostLoadSecondsTotal, loaded.seconds, vllmMetrics);
     }
+  });
+
+  it("the simulator reads its engines' loads as the router reads them from /metrics", () => {
+    const engine = engineAfterTransfers();
+    const s = engine.stats();
+    const { sample } = vllmSampleFromText(renderVllmMetrics(s, INFO));
+    const sim = sampleOf(engine, s);
+    assert.equal(sim.hostLoadBytesTotal, sample.hostLoadBytesTotal);
+    assert.equal(sim.hostLoadSecondsTotal, sample.hostLoadSecondsTotal);
+  });
+
+  it("where both families are exported, the newer series are read", () => {
+    const older = (name: string, v: number) =>
+      `vllm:${name}${typed("CPU_to_GPU")} ${v}\nvllm:${name}${typed("GPU_to_CPU")} 7`;
+    const text = [
+      'vllm:num_requests_running{engine="0",model_name="m"} 1',
+      older("kv_offload_total_bytes_total", 100),
+      older("kv_offload_total_time_total", 1),
+      `vllm:kv_offload_load_bytes_total${BASE} 300`,
+      `vllm:kv_offload_load_time_total${BASE} 2`,
+    ].join("\n");
+    const { sample } = vllmSampleFromText(text);
+    assert.equal(sample.hostLoadBytesTotal, 300);
+    assert.equal(sample.hostLoadSecondsTotal, 2);
   });
 
   it("an engine without the series leaves them out: unknown, not zero", () => {

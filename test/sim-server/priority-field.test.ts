@@ -26,8 +26,9 @@ function setup(raw: RawSimBackendOptions = {}) {
     maxModelLen: 2048,
     ...raw,
   });
-  const priorityScheduling = prioritySchedulingOf(options);
-  const engine = createEngine({ ...simEngine(options).config, priorityScheduling });
+  // The engine `maitred sim-backend` builds from these options, rebuilt here only to watch
+  // what reaches it.
+  const engine = createEngine(simEngine(options).config);
   const seen: EngineRequest[] = [];
   const add = (r: EngineRequest) => {
     seen.push(r);
