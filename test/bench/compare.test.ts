@@ -207,7 +207,9 @@ describe("compare", () => {
       // higher scale shrinks the router's tick to a few milliseconds, and on a busy machine a
       // poll that misses a few such ticks in a row marks the one backend unhealthy (a 503).
       const reports = await runCompare({
-        workload: { ...CHAT, seed: 6 },
+        // Seed 16's session: three turns, 3 s of thinking between them, so the run is the
+        // processes' start and stop more than the chat.
+        workload: { ...CHAT, seed: 16 },
         concurrency: 1,
         timeScale: 100,
         warmupMs: 0,
