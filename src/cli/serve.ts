@@ -10,7 +10,7 @@ import { resolveRouterConfig } from "../config/load-config.ts";
 import { ROUTER_SETTINGS } from "../config/router-config.ts";
 import { addSettingOptions, givenFlags } from "../config/setting.ts";
 import { describeBounds } from "../config/tail-preset.ts";
-import { type RouterHandle, startRouter } from "../index.ts";
+import type { RouterHandle } from "../index.ts";
 import { batchedLines, createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 import { readyBanner } from "./serve-banner.ts";
@@ -56,6 +56,8 @@ export function registerServe(program: Command, io: CliIo): void {
     process.on("SIGINT", () => stop("SIGINT"));
     try {
       // The process is the router's: its RSS, heap and event-loop delay are the router's too.
+      // Loaded here, not with the command tree: `maitred --help` and `--version` need none of it.
+      const { startRouter } = await import("../index.ts");
       router = await startRouter(config, {
         logger,
         signal: starting.signal,

@@ -12,7 +12,6 @@ import {
   resolveSimBackendOptions,
   SIM_SETTINGS,
 } from "../sim-server/options.ts";
-import { startSimBackend } from "../sim-server/start-sim-backend.ts";
 import { createLogger } from "../util/logger.ts";
 import type { CliIo } from "./cli-io.ts";
 
@@ -44,6 +43,8 @@ export function registerSimBackend(program: Command, io: CliIo): void {
         write: (line) => io.stderr(`${line}\n`),
         pretty: io.stderrIsTTY,
       });
+      // Loaded here, not with the command tree: the other commands need none of it.
+      const { startSimBackend } = await import("../sim-server/start-sim-backend.ts");
       const backend = await startSimBackend({ ...options, logger }).catch((err: unknown) => {
         // A port in use is a configuration problem, not a crash.
         if (err instanceof Error && "code" in err && err.code === "EADDRINUSE") {

@@ -12,6 +12,7 @@ import {
   type ResponseMeta,
   SSE_DONE,
 } from "../../src/sim-server/openai-shapes.ts";
+import { anyText } from "../util/any-text.ts";
 
 const CHAT: RebuildOptions = { endpoint: "chat", flavour: "vllm", toolCallContent: null };
 const LEGACY: RebuildOptions = { endpoint: "completions", flavour: "vllm", toolCallContent: null };
@@ -260,7 +261,7 @@ test("token ids grow per event like logprobs; a stream cut short or an endless e
 
 test("any token texts (quotes, escapes, control characters, astral and separator code points) rebuild exactly, chat and legacy", () => {
   const text = fc.oneof(
-    fc.string({ unit: "binary", maxLength: 6 }),
+    anyText(6),
     fc.constantFrom('"', "\\", '\\"', '","refusal":"x', "\n", "\u2028", "\u0000", "\u{1f600}", ""),
   );
   fc.assert(
