@@ -16,7 +16,7 @@ import { chatPromptTokens } from "../engine/chat-template.ts";
 import { Errors } from "../errors.ts";
 import { dialectAnswer } from "./dialect-answer.ts";
 import { messagesAsChat, responsesAsChat } from "./dialect-request.ts";
-import { type GenerationHandlerDeps, requestDeps } from "./generation-handler.ts";
+import type { GenerationHandlerDeps } from "./generation-handler.ts";
 import { createMessagesWriter } from "./messages-writer.ts";
 import { prepareParsed } from "./prepare-generation.ts";
 import { parseJsonObject } from "./request-parse.ts";
@@ -110,7 +110,7 @@ export function registerDialectRoutes(app: Hono, deps: GenerationHandlerDeps): v
     const spec = prepareParsed(chat, c.req.raw.headers, "chat", deps);
     const headers = { "x-request-id": spec.requestId };
     const writer = createMessagesWriter(spec);
-    return dialectAnswer(c.req.raw.signal, spec, requestDeps(deps, spec), headers, writer);
+    return dialectAnswer(c.req.raw.signal, spec, deps, headers, writer);
   });
   app.post("/v1/messages/count_tokens", async (c) => {
     const chat = messagesAsChat({ max_tokens: 1, ...(await body(c)) });
@@ -138,7 +138,7 @@ export function registerDialectRoutes(app: Hono, deps: GenerationHandlerDeps): v
       },
     });
     const headers = { "x-request-id": spec.requestId };
-    return dialectAnswer(c.req.raw.signal, spec, requestDeps(deps, spec), headers, writer);
+    return dialectAnswer(c.req.raw.signal, spec, deps, headers, writer);
   });
   app.get("/v1/responses/:id", (c) => c.json(storedOr404(c.req.param("id")).response));
   app.delete("/v1/responses/:id", (c) => {

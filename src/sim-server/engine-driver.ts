@@ -138,14 +138,3 @@ export function createEngineDriver(options: EngineDriverOptions): EngineDriver {
     },
   };
 }
-
-/**
- * The same driver, with `priority` on every engine request it submits: one HTTP request's
- * `priority` field reaches each of its engine requests (one per choice) this way.
- */
-export function withPriority(driver: EngineDriver, priority: number): EngineDriver {
-  return {
-    ...driver,
-    submit: (request, listener) => driver.submit({ ...request, priority }, listener),
-  };
-}

@@ -66,7 +66,7 @@ export interface GenerationSpec {
   choices: ChoicePlan[];
   /** Top logprobs per token; null = no logprobs. */
   logprobs: number | null;
-  /** The request's `priority` field; null = absent. Only a priority-scheduling engine reads it. */
+  /** The request's `priority` field for an engine that schedules by it; null = absent or FCFS. */
   priority: number | null;
 }
 
@@ -151,7 +151,8 @@ export function prepareParsed(
     streamErrorAfter: plan.streamErrorAfter,
     choices,
     logprobs: body.logprobs,
-    priority: body.priority,
+    // A first come, first served engine never sees the field.
+    priority: options.schedulingPolicy === "priority" ? body.priority : null,
   };
 }
 

@@ -134,6 +134,7 @@ export function startGeneration(
         minTokens: spec.minTokens,
         ignoreEos: spec.ignoreEos,
         sampleIndex: choice.index,
+        ...(spec.priority !== null && { priority: spec.priority }),
         ...(choice.toolCall !== null && { forcedOutput: choice.toolCall.tokenIds }),
       },
       { onOutput: (output, time) => onOutput(choice, output, time) },
