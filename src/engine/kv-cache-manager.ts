@@ -36,10 +36,10 @@ export interface KvCacheManager {
   shortfall(r: RequestState, n: number, hits: readonly number[], numHits: number): number;
   /** Blocks only `r` holds: what preempting it frees. */
   /**
-   * Blocks only `r` holds, which freeing it gives back, less those among the first `numSkip`
-   * of `skip` (a waiting request's prefix hits: freed, they stay its hits, not its room).
+   * Blocks only `r` holds, which freeing it gives back, less those in `skip` (a waiting
+   * request's prefix hits: freed, they stay its hits, not its room).
    */
-  numOwnBlocks(r: RequestState, skip?: readonly number[], numSkip?: number): number;
+  numOwnBlocks(r: RequestState, skip?: ReadonlySet<number>): number;
   /** Release `r`'s blocks (hashes stay on the blocks, so the prefix remains hittable). */
   free(r: RequestState): void;
 }
@@ -106,10 +106,9 @@ export function createKvCacheManager(options: KvCacheManagerOptions): KvCacheMan
     shortfall: (r, n, hits, numHits) =>
       blocksNeeded(r, n, numHits) + evictable(hits, numHits) - pool.numFree(),
 
-    numOwnBlocks(r, skip = [], numSkip = 0) {
-      const hit = numSkip > 0 ? new Set(skip.slice(0, numSkip)) : null;
+    numOwnBlocks(r, skip) {
       let n = 0;
-      for (const b of r.blocks) if (pool.refCount(b) === 1 && hit?.has(b) !== true) n++;
+      for (const b of r.blocks) if (pool.refCount(b) === 1 && skip?.has(b) !== true) n++;
       return n;
     },
 

@@ -105,7 +105,8 @@ export function createScheduler(
     now: number,
   ) => {
     // A victim's blocks that are `r`'s prefix hits give it no room: they stay its hits.
-    const freed = (v: RequestState) => kv.numOwnBlocks(v, hits, numHits);
+    const hit = numHits > 0 ? new Set(hits.slice(0, numHits)) : undefined;
+    const freed = (v: RequestState) => kv.numOwnBlocks(v, hit);
     const victims = victimsFor === null ? [] : victimsFor(r, running, need, freed);
     if (victims.length === 0) return -1;
     let returned = 0;
