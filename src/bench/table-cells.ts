@@ -1,5 +1,13 @@
 /** Cells and layout shared by the bench and simulate tables. */
 
+/**
+ * A figure with `digits` decimals, or `missing` where there is none: not measured (null,
+ * undefined, NaN from an empty list), or a ratio over nothing. Each report keeps its own mark.
+ */
+export function figure(v: number | null | undefined, digits: number, missing: string): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? missing : v.toFixed(digits);
+}
+
 export function cell(v: number | null, digits: number): string {
   return v === null ? "-" : v.toFixed(digits);
 }

@@ -2,8 +2,9 @@
  * The numbers of `npm run bench:cells`'s report: a figure that could not be measured (NaN, an
  * empty list's percentile) prints as `-`.
  */
+import { figure } from "../table-cells.ts";
 
-const fixed = (digits: number) => (v: number) => (Number.isFinite(v) ? v.toFixed(digits) : "-");
+const fixed = (digits: number) => (v: number) => figure(v, digits, "-");
 
 export const f0 = fixed(0);
 export const f1 = fixed(1);

@@ -9,6 +9,7 @@ import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { mean } from "../percentile.ts";
 import { benchEntry, runInChildren } from "../sim-runs.ts";
+import { figure } from "../table-cells.ts";
 
 /** Where a scorecard writes. */
 export interface Out {
@@ -66,7 +67,7 @@ export function scorecardEntry<S, R>(
  * (from a `--from-json` that lacks it), or a ratio over nothing.
  */
 export const fix = (v: number | null | undefined, digits: number, missing = "–") =>
-  v === null || v === undefined || !Number.isFinite(v) ? missing : v.toFixed(digits);
+  figure(v, digits, missing);
 
 /** Tokens in millions, one decimal. */
 export const mega = (v: number | undefined) => (v === undefined ? "–" : (v / 1e6).toFixed(1));
