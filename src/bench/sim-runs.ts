@@ -13,6 +13,7 @@ import { availableParallelism } from "node:os";
 import { performance } from "node:perf_hooks";
 import { camel, parseFlag } from "../config/setting.ts";
 import { integer } from "../config/values.ts";
+import type { TailPreset } from "../core/scheduler-config.ts";
 import { ConfigError } from "../errors.ts";
 import type { SimRouter } from "../simulate/run-simulation.ts";
 import { resolveSimulateFlags, type SimulateOptions } from "../simulate/simulate-options.ts";
@@ -140,6 +141,8 @@ export interface TierRun {
   concurrency: number;
   window?: RunWindow;
   programs?: number;
+  /** tr's `--tail` preset; absent = the shipped one (`bounded`). */
+  tail?: TailPreset;
 }
 
 /** What a fixed batch run reports, in seconds (null: not measured, e.g. the batch never ended). */
@@ -180,6 +183,7 @@ function tierFlags(spec: TierRun): [string, string][] {
     ["concurrency", String(spec.concurrency)],
     ["seed", String(spec.seed)],
     ["router", spec.router],
+    ...(spec.tail === undefined ? [] : ([["tail", spec.tail]] as [string, string][])),
     ...(spec.window === undefined
       ? []
       : ([

@@ -145,6 +145,78 @@ export function lineChart(c: LineChart): string {
   return svgDocument({ width: w, height: h, fontFamily: "system-ui, sans-serif" }, out, c.title);
 }
 
+export interface XyPoint {
+  x: number;
+  y: number;
+  label: string;
+}
+
+export interface XySeries {
+  label: string;
+  colour: string;
+  /** Joined in the order given, each marked and labelled. */
+  points: readonly XyPoint[];
+}
+
+export interface XyChart {
+  title: string;
+  xLabel: string;
+  series: readonly XySeries[];
+}
+
+/** A round step giving about five grid lines up to `max`. */
+function niceStep(max: number): number {
+  const raw = Math.max(max, 1e-9) / 5;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  return [1, 2, 5, 10].map((m) => m * p).find((s) => s >= raw) ?? raw;
+}
+
+/**
+ * Points on two numeric axes from 0 (a frontier: steps/min against step p99), a line per series
+ * through its points, each labelled; the size of a line chart, so `stackCharts` takes it.
+ */
+export function xyChart(c: XyChart): string {
+  const [w, h, left, right, top, bottom] = [LINE_W, LINE_H, 56, 110, 34, 44];
+  const all = c.series.flatMap((s) => s.points);
+  const xStep = niceStep(Math.max(0, ...all.map((p) => p.x)));
+  const yStep = niceStep(Math.max(0, ...all.map((p) => p.y)));
+  const xMax = Math.max(1, Math.ceil(Math.max(0, ...all.map((p) => p.x)) / xStep)) * xStep;
+  const yMax = Math.max(1, Math.ceil(Math.max(0, ...all.map((p) => p.y)) / yStep)) * yStep;
+  const x = (v: number) => left + ((w - left - right) * v) / xMax;
+  const y = (v: number) => top + (h - top - bottom) * (1 - v / yMax);
+  const round = (v: number) => Number(v.toFixed(6));
+  const out: string[] = [`<text x="${left}" y="18" font-size="13">${escapeXml(c.title)}</text>`];
+  for (let v = 0; v <= yMax + 1e-9; v += yStep) {
+    out.push(
+      `<line x1="${left}" x2="${w - right}" y1="${y(v)}" y2="${y(v)}" stroke="#ddd"/>`,
+      `<text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${round(v)}</text>`,
+    );
+  }
+  for (let v = 0; v <= xMax + 1e-9; v += xStep) {
+    out.push(`<text x="${x(v)}" y="${h - bottom + 16}" text-anchor="middle">${round(v)}</text>`);
+  }
+  for (const { label, colour, points } of c.series) {
+    const line = points.map((p) => `${x(p.x).toFixed(1)},${y(p.y).toFixed(1)}`).join(" ");
+    out.push(`<polyline points="${line}" fill="none" stroke="${colour}" stroke-width="2"/>`);
+    for (const p of points) {
+      out.push(
+        `<circle cx="${x(p.x).toFixed(1)}" cy="${y(p.y).toFixed(1)}" r="3" fill="${colour}"/>`,
+        `<text x="${(x(p.x) + 5).toFixed(1)}" y="${(y(p.y) - 5).toFixed(1)}" fill="${colour}" font-size="10">${escapeXml(p.label)}</text>`,
+      );
+    }
+    const last = points[points.length - 1];
+    if (last !== undefined) {
+      out.push(
+        `<text x="${w - right + 8}" y="${y(last.y) + 4}" fill="${colour}">${escapeXml(label)}</text>`,
+      );
+    }
+  }
+  out.push(
+    `<text x="${(left + w - right) / 2}" y="${h - 8}" text-anchor="middle">${escapeXml(c.xLabel)}</text>`,
+  );
+  return svgDocument({ width: w, height: h, fontFamily: "system-ui, sans-serif" }, out, c.title);
+}
+
 /** Line charts one under the other in one document (the soak's memory above its CPU). */
 export function stackCharts(title: string, charts: readonly string[]): string {
   const inner = (svg: string, k: number) => svg.replace("<svg ", `<svg y="${k * LINE_H}" `);

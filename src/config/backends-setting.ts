@@ -53,13 +53,35 @@ export const backendsSchema = list().transform((items, ctx): ParsedBackends => {
 });
 
 /**
- * `--host-kv-tokens`: tokens of KV each backend's host tier holds. One number is every
- * backend's; `URL=N,URL=N` names them one by one (a backend not named has none given).
+ * A value for every backend (`V`), or `URL=V,URL=V` naming them one by one (a backend not named
+ * has none given): the shape of `--host-kv-tokens` and `--engine-priority`.
  */
-export interface HostKvTokens {
-  all: number | null;
-  byBackend: Record<string, number>;
+export interface PerBackend<T> {
+  all: T | null;
+  byBackend: Record<string, T>;
 }
+
+/** The value a per-backend setting gives `backendId`, or null. */
+export function valueFor<T>(setting: PerBackend<T> | null, backendId: string): T | null {
+  return setting?.byBackend[backendId] ?? setting?.all ?? null;
+}
+
+function parsePerBackend<T>(raw: string, what: string, valueOf: (raw: string) => T): PerBackend<T> {
+  if (!raw.includes("=")) return { all: valueOf(raw), byBackend: {} };
+  const byBackend: Record<string, T> = {};
+  for (const item of raw.split(",")) {
+    const at = item.lastIndexOf("=");
+    if (at < 0) throw new Error(`"${item}" is not URL=${what}`);
+    const url = httpUrl().safeParse(item.slice(0, at).trim());
+    if (!url.success) throw new Error(`"${item}": ${url.error.issues[0].message}`);
+    if (url.data in byBackend) throw new Error(`names ${url.data} twice`);
+    byBackend[url.data] = valueOf(item.slice(at + 1));
+  }
+  return { all: null, byBackend };
+}
+
+/** `--host-kv-tokens`: tokens of KV each backend's host tier holds. */
+export type HostKvTokens = PerBackend<number>;
 
 function tokensOf(raw: string): number {
   const n = Number(raw.trim());
@@ -68,16 +90,26 @@ function tokensOf(raw: string): number {
   return n;
 }
 
-export function parseHostKvTokens(raw: string): HostKvTokens {
-  if (!raw.includes("=")) return { all: tokensOf(raw), byBackend: {} };
-  const byBackend: Record<string, number> = {};
-  for (const item of raw.split(",")) {
-    const at = item.lastIndexOf("=");
-    if (at < 0) throw new Error(`"${item}" is not URL=tokens`);
-    const url = httpUrl().safeParse(item.slice(0, at).trim());
-    if (!url.success) throw new Error(`"${item}": ${url.error.issues[0].message}`);
-    if (url.data in byBackend) throw new Error(`names ${url.data} twice`);
-    byBackend[url.data] = tokensOf(item.slice(at + 1));
-  }
-  return { all: null, byBackend };
+export const parseHostKvTokens = (raw: string): HostKvTokens =>
+  parsePerBackend(raw, "tokens", tokensOf);
+
+/** Which way each backend's engine reads `priority`, where it schedules by priority. */
+export type Polarity = "lower-first" | "higher-first";
+const POLARITIES: readonly string[] = ["lower-first", "higher-first"];
+
+/**
+ * `--engine-priority`: the backends whose engines schedule by priority (vLLM
+ * `--scheduling-policy priority`: lower-first; SGLang `--enable-priority-scheduling`:
+ * higher-first, or lower-first with `--schedule-low-priority-values-first`); a backend not
+ * named is never sent the field.
+ */
+export type EnginePriority = PerBackend<Polarity>;
+
+function polarityOf(raw: string): Polarity {
+  const p = raw.trim();
+  if (!POLARITIES.includes(p)) throw new Error(`"${raw}" is not lower-first or higher-first`);
+  return p as Polarity;
 }
+
+export const parseEnginePriority = (raw: string): EnginePriority =>
+  parsePerBackend(raw, "polarity", polarityOf);

@@ -4,9 +4,10 @@
  * setting that fills one field of it.
  */
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
+import type { EngineOrderName } from "../core/records.ts";
 import type { RawSimBackendOptions } from "../sim-server/options.ts";
 import type { LogLevel } from "../util/logger.ts";
-import type { HostKvTokens } from "./backends-setting.ts";
+import type { EnginePriority, HostKvTokens } from "./backends-setting.ts";
 import type { RouterBudgets } from "./budget-section.ts";
 import type { IdentitySource } from "./identity-sources.ts";
 import type { RouterPriority } from "./priority-section.ts";
@@ -43,6 +44,8 @@ export interface RouterConfig {
   boundsOverridden: { ageing: boolean; maxPause: boolean };
   idleTimeoutMs: number;
   placement: Placement;
+  /** `--engine-order`: the order handed to backends that schedule by priority. */
+  engineOrder: EngineOrderName;
   maxBodySize: number;
   /** Request bytes held at once across all requests; null = a quarter of the heap limit. */
   maxBufferedBytes: number | null;
@@ -74,6 +77,8 @@ export interface RouterConfig {
   kvBytesPerToken: number | null;
   /** `--host-kv-tokens`: each backend's host KV tier in tokens, where its engine does not say. */
   hostKvTokens: HostKvTokens | null;
+  /** `--engine-priority`: backends whose engines schedule by priority; null = none declared. */
+  enginePriority: EnginePriority | null;
   identityOrder: IdentitySource[];
   /** Options handed to each simulated backend (`sim:` block of the YAML file). */
   sim: RawSimBackendOptions;

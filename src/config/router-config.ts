@@ -36,6 +36,7 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     cell: hostname(),
     kvBytesPerToken: null,
     hostKvTokens: null,
+    enginePriority: null,
     sim: {},
     priority: DEFAULT_PRIORITY,
     budgets: DEFAULT_BUDGETS,

@@ -6,7 +6,7 @@
 import { PRIORITY_POLICIES, QUEUE_POLICIES } from "../core/api.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
 import { simBlockSchema } from "../sim-server/options.ts";
-import { parseHostKvTokens } from "./backends-setting.ts";
+import { parseEnginePriority, parseHostKvTokens } from "./backends-setting.ts";
 import { budgetsSchema } from "./budget-section.ts";
 import { IDENTITY_SOURCES, identityOrderSchema } from "./identity-sources.ts";
 import { prioritySchema } from "./priority-section.ts";
@@ -180,6 +180,14 @@ export const LIMIT_SETTINGS: readonly RouterSetting[] = [
     help: "tokens of KV each backend's host tier holds, for engines that do not say (vLLM without --kv-bytes-per-token, LMCache); one number for all or URL=tokens per backend",
     defaultText: "none",
     schema: parsedText(parseHostKvTokens),
+  },
+  {
+    key: "engine-priority",
+    prop: "enginePriority",
+    arg: "<polarity|URL=polarity,...>",
+    help: "the backends whose engines schedule by priority, and which values they serve first: lower-first (vLLM --scheduling-policy priority; SGLang with --schedule-low-priority-values-first) or higher-first (SGLang --enable-priority-scheduling); one for all or URL=polarity per backend. Each request to them carries the --engine-order as its priority field (not on /v1/messages); other backends never get the field. sim:N backends started with scheduling_policy: priority declare themselves",
+    defaultText: "none",
+    schema: parsedText(parseEnginePriority),
   },
   {
     key: "shutdown-grace",

@@ -7,7 +7,12 @@
  */
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_SCHEDULER_CONFIG } from "../core/scheduler-config.ts";
+import { DEFAULT_ENGINE_ORDER } from "../core/engine-order.ts";
+import {
+  DEFAULT_SCHEDULER_CONFIG,
+  ENGINE_ORDER_NAMES,
+  ORDER_AGEING_TOKENS_PER_S,
+} from "../core/scheduler-config.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { backendsSchema } from "./backends-setting.ts";
 import type { RouterSetting } from "./router-config-type.ts";
@@ -161,5 +166,13 @@ export const ROUTING_SETTINGS: readonly RouterSetting[] = [
     help: "best-fit or worst-fit resume placement",
     default: sched.placement,
     schema: oneOf(["best-fit", "worst-fit"]),
+  },
+  {
+    key: "engine-order",
+    prop: "engineOrder",
+    arg: "<order>",
+    help: `the order handed to backends that schedule by priority (--engine-priority): ${ENGINE_ORDER_NAMES.join(", ")}; each is the arrival at the router plus an offset capped by the tail bound (arrival: none; smallest: the context at ${ORDER_AGEING_TOKENS_PER_S} tokens/s; uncached: what the engine must still prefill, at that rate; auto: smallest where a pause costs a re-prefill, arrival where the backend's host tier holds the contexts)`,
+    default: DEFAULT_ENGINE_ORDER,
+    schema: oneOf(ENGINE_ORDER_NAMES),
   },
 ];

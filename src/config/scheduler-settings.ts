@@ -10,6 +10,7 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
   return {
     mode: config.router,
     placement: config.placement,
+    engineOrder: config.engineOrder,
     actingTokenWeight: config.actingTokenWeight,
     useActingTokenDecay: config.useActingTokenDecay,
     bufferPerProgram: config.bufferPerProgram,

@@ -4,7 +4,13 @@ import type { SchedulerEvent } from "./events.ts";
 import type { PriorityClass } from "./priority/priority-classes.ts";
 import type { PriorityConfig } from "./priority/priority-config.ts";
 import type { PrioritySnapshot, QueueWaitObservation } from "./priority/priority-views.ts";
-import type { BackendSpec, ProgramState, ProgramStatus, SchedulerPolicies } from "./records.ts";
+import type {
+  BackendSpec,
+  EngineOrderName,
+  ProgramState,
+  ProgramStatus,
+  SchedulerPolicies,
+} from "./records.ts";
 
 export {
   BUDGET_KINDS,
@@ -61,6 +67,11 @@ export type Placement = "best-fit" | "worst-fit";
 export interface SchedulerConfig {
   mode: RouterMode;
   placement: Placement;
+  /**
+   * The order handed to backends declared to schedule by priority (engine-order.ts). Absent =
+   * DEFAULT_ENGINE_ORDER. Backends not so declared never get a `priority` field.
+   */
+  engineOrder?: EngineOrderName;
   /** Weight on ACTING tokens in capacity (ThunderAgent `--acting-token-weight`, default 1.0). */
   actingTokenWeight: number;
   /** 2^(−t) decay of acting tokens in the resume calculation (`--use-acting-token-decay`). */
@@ -192,6 +203,11 @@ export interface BackendView {
   pausePrice: "prefill" | "transfer";
   /** The engine's host link as it measured its own loads, bytes a second; null = unknown. */
   hostLoadBytesPerSecond: number | null;
+  /**
+   * How its engine reads the `priority` each request carries (engine-order.ts); null = it was
+   * not declared to schedule by priority and gets none.
+   */
+  priorityScheduling: "lower-first" | "higher-first" | null;
   /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
   /** admission capacity − usedTokens (null while the capacity is unknown). */

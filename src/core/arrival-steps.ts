@@ -77,6 +77,7 @@ export function newRequest(
     program: p,
     backend: null,
     parkedAt: null,
+    arrivedAt: state.now,
     maxWaitMs: maxWait !== undefined && Number.isFinite(maxWait) && maxWait >= 0 ? maxWait : null,
     // An anonymous request's program ends with it.
     final: ev.final === true || ev.programId === null,

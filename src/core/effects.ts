@@ -8,9 +8,11 @@ import type { MaitredError } from "../errors.ts";
 export interface Effects {
   /**
    * Hand a request (arrived or parked) to a backend. `pausedMs` is how long it was held
-   * (0 when it was never parked); it becomes the `x-maitred-paused-ms` header.
+   * (0 when it was never parked); it becomes the `x-maitred-paused-ms` header. `priority` is the
+   * request's place in the engine's order, in the backend's polarity, for a backend declared to
+   * schedule by priority (engine-order.ts); null = send none.
    */
-  dispatch(requestId: string, backendId: string, pausedMs: number): void;
+  dispatch(requestId: string, backendId: string, pausedMs: number, priority: number | null): void;
   /** Answer a parked or arriving request with an error instead of forwarding it. */
   reject(requestId: string, error: MaitredError): void;
   /** Abort an in-flight request (backend went unhealthy, preemption, shutdown). */

@@ -1,3 +1,4 @@
+import { engineOrderFor } from "./engine-order.ts";
 import { refreshHeadroom } from "./headroom.ts";
 import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./ledger.ts";
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority/priority-classes.ts";
@@ -53,7 +54,7 @@ export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: Back
     observePause(state, pausedMs);
     if (state.priority !== null) observeQueueWait(state.priority, r.cls, pausedMs);
   }
-  state.effects.dispatch(r.id, b.id, pausedMs);
+  state.effects.dispatch(r.id, b.id, pausedMs, engineOrderFor(state, r, b));
 }
 
 /** Pause an ACTIVE program: unregister it and queue it with its origin recorded. */

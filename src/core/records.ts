@@ -17,7 +17,15 @@ export interface BackendSpec {
   /** Stable id: the backend's base URL (ThunderAgent keys everything by URL). */
   id: string;
   type: "vllm" | "sglang";
+  /**
+   * The engine schedules by priority and reads the request's `priority` field this way round
+   * (engine-order.ts); absent = it does not, and is never sent the field.
+   */
+  priorityScheduling?: PriorityPolarity;
 }
+
+/** Which `priority` values an engine serves first: vLLM lower, SGLang higher by default. */
+export type PriorityPolarity = "lower-first" | "higher-first";
 
 export interface ProgramRecord {
   readonly id: string;
@@ -68,6 +76,8 @@ export interface ProgramRecord {
   pausedInPass: number;
   /** Last known total: set when a request ends (engine usage when it came, else the estimate). */
   knownTokens: number;
+  /** The backend that answered its last step: its context is there unless evicted since. */
+  servedOn: string | null;
   /** Messages already covered by `knownTokens` (0 until the first usage). */
   countedMessages: number;
   steps: number;
@@ -132,6 +142,8 @@ export interface RequestRecord {
   program: ProgramRecord | null;
   backend: BackendBook | null;
   parkedAt: number | null;
+  /** When it reached the router (the engine order's key starts here). */
+  readonly arrivedAt: number;
   readonly maxWaitMs: number | null;
   readonly final: boolean;
   readonly promptChars: number;
@@ -158,6 +170,8 @@ export interface RequestRecord {
 export interface BackendBook {
   readonly id: string;
   readonly type: BackendSpec["type"];
+  /** How its engine reads `priority`; null = it schedules first come, first served. */
+  readonly priorityPolarity: PriorityPolarity | null;
   healthy: boolean;
   consecutiveFailures: number;
   /** KV capacity in tokens; null until a metrics sample carries it. */
@@ -211,7 +225,23 @@ export interface SchedulerPolicies {
   place: PlacementFn;
   pauseVictims: PauseVictimFn;
   pausePrice: PausePriceFn;
+  engineOrder: EngineOrderFn;
 }
+
+/** The orders the router can hand an engine that schedules by priority (engine-order.ts). */
+export type EngineOrderName = "auto" | "arrival" | "smallest" | "uncached";
+
+/**
+ * A request's key in the engine's order, in ms on the core's clock (lower = served sooner),
+ * given the longest offset from its arrival the tail preset allows, the backend it goes to and
+ * what a pause costs there now.
+ */
+export type EngineOrderFn = (
+  r: RequestRecord,
+  capMs: number,
+  b: BackendBook,
+  price: PausePrice,
+) => number;
 
 /**
  * The engine's own report on a backend, kept beside the router's books (its belief). The

@@ -1,6 +1,6 @@
 import { ConfigError } from "../errors.ts";
 import type { SchedulerConfig } from "./api.ts";
-import type { BackendSpec } from "./records.ts";
+import type { BackendSpec, EngineOrderName } from "./records.ts";
 
 import {
   ACTING_TOKEN_WEIGHT,
@@ -18,6 +18,14 @@ import {
 } from "./scheduler-constants.ts";
 
 export * from "./scheduler-constants.ts";
+
+/** The engine orders a config may name (engine-order.ts implements each). */
+export const ENGINE_ORDER_NAMES = [
+  "auto",
+  "arrival",
+  "smallest",
+  "uncached",
+] as const satisfies readonly EngineOrderName[];
 
 /** Scheduler defaults: the constants (scheduler-constants.ts) as one config. */
 
@@ -85,6 +93,13 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
       `must be "best-fit" or "worst-fit", got ${String(config.placement)}`,
     );
   }
+  const order = config.engineOrder;
+  if (order !== undefined && !(ENGINE_ORDER_NAMES as readonly string[]).includes(order)) {
+    throw new ConfigError(
+      "engineOrder",
+      `must be one of ${ENGINE_ORDER_NAMES.join(", ")}, got ${String(order)}`,
+    );
+  }
   nonNegative("actingTokenWeight", config.actingTokenWeight);
   nonNegative("bufferPerProgram", config.bufferPerProgram);
   nonNegative("maxPauseMs", config.maxPauseMs);
@@ -115,6 +130,13 @@ export function assertBackends(backends: readonly BackendSpec[]): void {
   const seen = new Set<string>();
   for (const b of backends) {
     if (seen.has(b.id)) throw new ConfigError("backends", `duplicate backend ${b.id}`);
+    const p = b.priorityScheduling;
+    if (p !== undefined && p !== "lower-first" && p !== "higher-first") {
+      throw new ConfigError(
+        "backends",
+        `${b.id}: priorityScheduling must be "lower-first" or "higher-first", got ${String(p)}`,
+      );
+    }
     seen.add(b.id);
   }
 }

@@ -142,3 +142,10 @@ export const HOST_TIER_OVERCOMMIT = 1.5;
  * (6,783 / 6,769 / 6,778 s) and steps/min over an hour 197.7 / 196.6 / 198.2.
  */
 export const NEW_PROGRAM_START_MS = 30_000;
+
+/**
+ * The rate at which a request's context turns into delay in the `smallest` and `uncached`
+ * engine orders (engine-order.ts): 250 tokens a second, so a 25,000-token context lets
+ * requests that reach the router up to 100 s after it go first (capped by the tail bound).
+ */
+export const ORDER_AGEING_TOKENS_PER_S = 250;

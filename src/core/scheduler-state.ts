@@ -80,6 +80,8 @@ export interface SchedulerState {
   resumePass: number;
   /** Placement counter behind `ProgramRecord.admitSeq`. */
   admitSeq: number;
+  /** The arrival of the first request given an engine order (engine-order.ts); null = none yet. */
+  orderEpoch: number | null;
   /** Priority classes, reservations and per-class queues; null = priorities off. */
   priority: PriorityState | null;
   /** All programs' recent step growths: the headroom of programs without their own (tokens). */
@@ -92,6 +94,7 @@ export function createBackendBook(spec: BackendSpec): BackendBook {
   return {
     id: spec.id,
     type: spec.type,
+    priorityPolarity: spec.priorityScheduling ?? null,
     healthy: true,
     consecutiveFailures: 0,
     capacity: null,
@@ -144,6 +147,7 @@ export function createSchedulerState(
     requests: new Map(),
     queue: new Set(),
     queueOrder: [],
+    orderEpoch: null,
     orderStamp: 0,
     needFloor: Number.POSITIVE_INFINITY,
     waitingPrograms: 0,
@@ -211,6 +215,7 @@ export function createProgramRecord(
     toolEma: -1,
     pausedInPass: -1,
     knownTokens: 0,
+    servedOn: null,
     countedMessages: 0,
     steps: 0,
     inFlight: [],

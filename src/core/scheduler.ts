@@ -3,6 +3,7 @@ import type { CoreScheduler, CreateSchedulerOptions } from "./api.ts";
 import { auditBooks } from "./audit.ts";
 import { anyHealthy, applySample, recordFailure } from "./backend-health.ts";
 import { forgetExpiredEnds } from "./ended-ids.ts";
+import { DEFAULT_ENGINE_ORDER, ENGINE_ORDERS } from "./engine-order.ts";
 import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
@@ -58,6 +59,9 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
     pausePrice: options.policies?.pausePrice ?? tierAwarePausePrice,
+    engineOrder:
+      options.policies?.engineOrder ??
+      ENGINE_ORDERS[options.config.engineOrder ?? DEFAULT_ENGINE_ORDER],
   });
   setupPriorities(state, options.config, options.policies);
   return {

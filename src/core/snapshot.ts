@@ -55,6 +55,7 @@ export function backendView(state: SchedulerState, b: BackendBook): BackendView 
     admissionCapacityTokens: price.admissionCapacity(b),
     pausePrice: price.name,
     hostLoadBytesPerSecond: hostLoadBytesPerSecond(b),
+    priorityScheduling: b.priorityPolarity,
     usedTokens: beliefUsedTokens(b, state.config, state.now),
     beliefRoomTokens: beliefRoomTokens(state, b),
     // Capacity unknown: placed on by the engine's report, one program per sample, no token room.

@@ -178,3 +178,8 @@ export function prioritySchedulingOf(f: SchedulingFlags): PriorityScheduling | u
     preemptionThreshold: f.prioritySchedulingPreemptionThreshold,
   };
 }
+
+/** Whether an engine with these settings serves lower `priority` values first. */
+export function servesLowerFirst(p: PriorityScheduling): boolean {
+  return p.rules === "vllm" || p.lowValuesFirst === true;
+}

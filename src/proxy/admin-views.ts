@@ -260,6 +260,7 @@ export function backendsJson(
       admission_capacity_tokens: b.admissionCapacityTokens,
       pause_price: b.pausePrice,
       host_load_bytes_per_second: b.hostLoadBytesPerSecond,
+      priority_scheduling: b.priorityScheduling,
       used_tokens: b.usedTokens,
       belief_room_tokens: b.beliefRoomTokens,
       remaining_tokens: b.remainingTokens,

@@ -57,6 +57,8 @@ export interface PreparedRequest {
    */
   previousResponseForeign: boolean;
   body: Buffer;
+  /** `body`'s top-level keys in order: where a member set at forward is found (withPriority). */
+  keys: readonly string[];
 }
 
 type Json = Record<string, unknown>;
@@ -169,5 +171,29 @@ export function prepareRequest(
     previousResponseForeign:
       previousResponseId !== null && !reachable(homes?.get(previousResponseId), tenant),
     body: dropped.size > 0 || put.length > 0 ? spliceTopLevel(raw, dropped, put, keysBefore) : raw,
+    keys: keysAfter(keysBefore, dropped, put),
   };
+}
+
+/** The forwarded body's keys: the client's kept in place, then those maitred set, in order. */
+function keysAfter(
+  before: readonly string[],
+  dropped: ReadonlySet<string>,
+  put: readonly (readonly [string, unknown])[],
+): readonly string[] {
+  if (dropped.size === 0 && put.length === 0) return before;
+  const set = new Set(put.map(([k]) => k));
+  return [...before.filter((k) => !dropped.has(k) && !set.has(k)), ...set];
+}
+
+const NO_DROP: ReadonlySet<string> = new Set();
+
+/**
+ * The body as it goes to a backend that schedules by priority: its `priority` member set to the
+ * engine order's value (the client's own, if it sent one, replaced), the rest copied as bytes.
+ * A client cannot jump the order by naming a priority, nor push others back by naming a worse one.
+ */
+export function withPriority(req: PreparedRequest, priority: number | null): Buffer {
+  if (priority === null || !req.dialect.takesPriority) return req.body;
+  return spliceTopLevel(req.body, NO_DROP, [["priority", priority]], req.keys);
 }

@@ -15,6 +15,11 @@ export interface Grant {
   backendId: string;
   /** How long the request was held before dispatch (`x-maitred-paused-ms`). */
   pausedMs: number;
+  /**
+   * Its `priority` for an engine that schedules by priority, in that engine's polarity; null =
+   * the backend takes none and the body goes as the client sent it.
+   */
+  priority: number | null;
 }
 
 export type PendingStatus = "waiting" | "dispatched" | "rejected";

@@ -78,7 +78,7 @@ export interface RunLoop {
 }
 
 type Action =
-  | { op: "dispatch"; id: string; backendId: string; pausedMs: number }
+  | { op: "dispatch"; id: string; backendId: string; pausedMs: number; priority: number | null }
   | { op: "reject"; id: string; error: MaitredError }
   | { op: "cancel"; id: string; error: MaitredError };
 
@@ -91,8 +91,8 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
   let draining = false;
 
   const effects: Effects = {
-    dispatch: (id, backendId, pausedMs) =>
-      actions.push({ op: "dispatch", id, backendId, pausedMs }),
+    dispatch: (id, backendId, pausedMs, priority) =>
+      actions.push({ op: "dispatch", id, backendId, pausedMs, priority }),
     reject: (id, error) => actions.push({ op: "reject", id, error }),
     cancel: (id, error) => actions.push({ op: "cancel", id, error }),
     log: (level, msg, fields) => {
@@ -105,7 +105,7 @@ export function createRunLoop(options: RunLoopOptions): RunLoop {
   function apply(a: Action): void {
     switch (a.op) {
       case "dispatch": {
-        const grant = { backendId: a.backendId, pausedMs: a.pausedMs };
+        const grant = { backendId: a.backendId, pausedMs: a.pausedMs, priority: a.priority };
         if (requests.dispatch(a.id, grant)) hooks.onDispatch?.(a.id, grant);
         else logger.debug("dispatch for a request no longer waiting", { requestId: a.id });
         return;

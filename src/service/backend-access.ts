@@ -8,6 +8,7 @@ import { type BackendMetricsClient, withHostKvTokens } from "../backends/metrics
 import { createSglangMetricsClient } from "../backends/sglang-metrics-client.ts";
 import { createUpstreamPools, getText, type UpstreamPools } from "../backends/upstream-pools.ts";
 import { createVllmMetricsClient } from "../backends/vllm-metrics-client.ts";
+import { valueFor } from "../config/backends-setting.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import type { Clock } from "../runtime/clock.ts";
@@ -37,7 +38,7 @@ export function createBackendAccess(
       config.backendType === "sglang"
         ? createSglangMetricsClient(u.id, fetchText)
         : createVllmMetricsClient(u.id, fetchText, config.kvBytesPerToken);
-    const hostTokens = config.hostKvTokens?.byBackend[u.id] ?? config.hostKvTokens?.all ?? null;
+    const hostTokens = valueFor(config.hostKvTokens, u.id);
     return hostTokens === null ? client : withHostKvTokens(client, hostTokens);
   });
   const poller = createBackendPoller({

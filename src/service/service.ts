@@ -7,9 +7,12 @@
  * beside it: the deadline timer and the tick rounds in src/runtime, the start, stop and drain
  * in router-lifecycle.ts, the router's own server in router-server.ts.
  */
+
+import { valueFor } from "../config/backends-setting.ts";
 import type { RouterConfig } from "../config/router-config.ts";
 import { schedulerConfigOf } from "../config/scheduler-settings.ts";
 import { describeBounds } from "../config/tail-preset.ts";
+import type { BackendSpec } from "../core/api.ts";
 import type { BackendMetricsSample } from "../core/events.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import { createStepProfiler } from "../metrics/step-profiler.ts";
@@ -102,7 +105,15 @@ function assembleOn(
   const { upstreams, poller } = createBackendAccess(config, backends, clock, logger, onLate);
 
   const schedulerConfig = schedulerConfigOf(config);
-  const specs = backends.map((id) => ({ id, type: config.backendType }));
+  const specs = backends.map((id): BackendSpec => {
+    // The operator's word first; a simulated backend started here declares its own engine.
+    const polarity = valueFor(config.enginePriority, id) ?? sims?.priority[id];
+    return {
+      id,
+      type: config.backendType,
+      ...(polarity === undefined ? {} : { priorityScheduling: polarity }),
+    };
+  });
   // `--shadow`: requests are routed as the default router routes them, while a tr core beside
   // it hears every event and records what it would have done (src/shadow/shadow.ts). With
   // `--router default --shadow` too: the shadow is always tr, the one mode that holds and

@@ -4,13 +4,17 @@
  * run on the router's clock, so a test's manual or virtual clock drives their engines too.
  */
 
+import type { Polarity } from "../config/backends-setting.ts";
+import { servesLowerFirst } from "../engine/queue-order.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { RawSimBackendOptions } from "../sim-server/options.ts";
-import { startSimBackend } from "../sim-server/start-sim-backend.ts";
+import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
 import type { Logger } from "../util/logger.ts";
 
 export interface StartedSims {
   urls: string[];
+  /** The backends whose engines schedule by priority, and which values they serve first. */
+  priority: Record<string, Polarity>;
   close(): Promise<void>;
 }
 
@@ -21,7 +25,7 @@ export async function startSimBackends(
   logger: Logger,
   clock: Clock,
 ): Promise<StartedSims> {
-  const started: Array<{ url: string; close(): Promise<void> }> = [];
+  const started: SimBackend[] = [];
   try {
     for (let i = 0; i < count; i++) {
       started.push(
@@ -41,8 +45,14 @@ export async function startSimBackends(
     await Promise.all(started.map((s) => s.close()));
     throw err;
   }
+  const priority: Record<string, Polarity> = {};
+  for (const s of started) {
+    const p = s.engine.config.priorityScheduling;
+    if (p !== undefined) priority[s.url] = servesLowerFirst(p) ? "lower-first" : "higher-first";
+  }
   return {
     urls: started.map((s) => s.url),
+    priority,
     close: async () => {
       await Promise.all(started.map((s) => s.close()));
     },

@@ -4,6 +4,7 @@ import type { BackendMetricsSample } from "../core/events.ts";
 import { DEFAULT_PRIORITY_CLASS, type PriorityClass } from "../core/priority/priority-classes.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import type { SimulatedEngine } from "../engine/engine.ts";
+import { servesLowerFirst } from "../engine/queue-order.ts";
 import type { RequestOutput } from "../engine/types.ts";
 import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
 import { Errors, MaitredError } from "../errors.ts";
@@ -100,12 +101,23 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
   // a deadline the core computed as `parkedAt + maxPause` by one rounding step.
   const nowMs = () => Math.round(kernel.now * MS_PER_S);
 
-  const specs: BackendSpec[] = options.engines.map((_, i) => ({ id: `sim-${i}`, type: "vllm" }));
+  // An engine that schedules by priority is declared so to the core, as an operator declares
+  // one with --engine-priority: the simulator knows its engines.
+  const specs: BackendSpec[] = options.engines.map((engine, i) => {
+    const p = engine.config.priorityScheduling;
+    return {
+      id: `sim-${i}`,
+      type: "vllm",
+      ...(p === undefined
+        ? {}
+        : { priorityScheduling: servesLowerFirst(p) ? "lower-first" : "higher-first" }),
+    };
+  });
   const loop = createRunLoop({
     createScheduler: (effects) => createScheduler({ config, backends: specs, effects }),
     logger: logTo(options.onLog),
     hooks: {
-      onDispatch: (id, grant) => dispatch(id, grant.backendId, grant.pausedMs),
+      onDispatch: (id, grant) => dispatch(id, grant.backendId, grant.pausedMs, grant.priority),
       // As over HTTP, a refused request still ends with `request_finished`: a request the
       // core cancelled while it waited is only forgotten then.
       onReject: (id, error) => {
@@ -135,7 +147,12 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     l.request.onDone(result);
   }
 
-  function dispatch(id: string, backendId: string, pausedMs: number): void {
+  function dispatch(
+    id: string,
+    backendId: string,
+    pausedMs: number,
+    priority: number | null,
+  ): void {
     const l = live.get(id);
     const index = indexById.get(backendId);
     if (l === undefined || index === undefined) return;
@@ -151,6 +168,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
         minTokens: 0,
         // Trace replay asks for exactly the recorded output.
         ignoreEos: true,
+        ...(priority === null ? {} : { priority }),
       });
     } catch (err) {
       // The engine refuses what vLLM answers 400 (e.g. a prompt over max_model_len).

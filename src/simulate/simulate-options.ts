@@ -38,6 +38,7 @@ export const TR_KNOB_KEYS = [
   "acting-token-weight",
   "use-acting-token-decay",
   "placement",
+  "engine-order",
   "tail",
   "max-pause",
   "idle-timeout",
@@ -105,7 +106,7 @@ export const SIMULATE_SETTINGS = {
   },
   schedulingPolicy: {
     ...simSetting("scheduling-policy"),
-    help: "fcfs, or priority: every engine schedules by the requests' priority field with --personality's rules, as maitred sim-backend (the simulated programs send none: every request has the default)",
+    help: "fcfs, or priority: every engine schedules by the requests' priority field with --personality's rules, as maitred sim-backend, and is declared so to the routers, which write --engine-order into each request",
   },
   personality: {
     ...simSetting("personality"),

@@ -233,6 +233,37 @@ test("maitred config schema prints that JSON Schema", async () => {
   assert.deepEqual(JSON.parse(r.stdout), configJsonSchema());
 });
 
+test("--engine-priority takes one polarity for every backend, or one per backend URL; --engine-order names an order", () => {
+  const of = (v: string) => resolveRouterConfig({ flags: { "engine-priority": v } }).enginePriority;
+  assert.deepEqual(of("lower-first"), { all: "lower-first", byBackend: {} });
+  assert.deepEqual(of("http://a:8000/=higher-first, http://b:8000=lower-first"), {
+    all: null,
+    byBackend: { "http://a:8000": "higher-first", "http://b:8000": "lower-first" },
+  });
+  assert.deepEqual(fromFile("engine-priority: higher-first\n")().enginePriority, {
+    all: "higher-first",
+    byBackend: {},
+  });
+  assert.match(
+    messageOf(() => of("first")),
+    /engine-priority: "first" is not lower-first or higher-first/,
+  );
+  assert.match(
+    messageOf(() => of("http://a=lower-first,http://a=lower-first")),
+    /names http:\/\/a twice/,
+  );
+  assert.equal(resolveRouterConfig({ flags: {} }).enginePriority, null);
+  assert.equal(resolveRouterConfig({ flags: {} }).engineOrder, "auto");
+  assert.equal(
+    resolveRouterConfig({ flags: { "engine-order": "smallest" } }).engineOrder,
+    "smallest",
+  );
+  assert.match(
+    messageOf(() => resolveRouterConfig({ flags: { "engine-order": "fastest" } })),
+    /engine-order/,
+  );
+});
+
 test("--host-kv-tokens takes one size for every backend, or one per backend URL", () => {
   const of = (v: string) => resolveRouterConfig({ flags: { "host-kv-tokens": v } }).hostKvTokens;
   assert.deepEqual(of("1638400"), { all: 1_638_400, byBackend: {} });

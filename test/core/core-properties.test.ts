@@ -12,6 +12,7 @@ import type {
 import type { Effects } from "../../src/core/effects.ts";
 import type { BackendMetricsSample, RequestOutcome } from "../../src/core/events.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
+import { ENGINE_ORDER_NAMES, TAIL_NAMES, TAIL_PRESETS } from "../../src/core/scheduler-config.ts";
 
 /**
  * The core's invariants under random event sequences, on the shipped defaults (learned
@@ -24,7 +25,7 @@ import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/schedu
  *     known capacity (or, without one, a waiting gauge in its sample) runs nothing (by the
  *     requests handed to it and not ended) and either has no program at all or the engine's
  *     sample of that tick shows nothing running or waiting;
- *   - B (bounded admission): a backend that took a program in the event is over its
+ *   - B (bounded admission, tr only): a backend that took a program in the event is over its
  *     admission capacity (its GPU's KV, or where a pause costs a transfer from its host tier,
  *     what GPU and tier hold together), its marked programs aside, by less than the largest
  *     newcomer's need;
@@ -32,7 +33,12 @@ import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/schedu
  *     dispatched to that backend only; one pinned to an unknown backend is rejected;
  *   - T (the price of a pause): a backend's admission capacity is its GPU's KV unless its
  *     engine's last sample reported a host tier of known size, and never more than the larger
- *     of the two.
+ *     of the two;
+ *   - O (the engine's order): b0 is not declared to schedule by priority and never gets a
+ *     priority value; b1 is (higher values first) and gets a whole number with every request.
+ *     Read lower-first, a request never goes before one that reached the router more than the
+ *     tail bound (the ageing bound in force) before it, whichever order is configured: nothing
+ *     waits in the engine behind later arrivals longer than it could be held in the router.
  * Engine truth is random: failed polls, missing gauges, waiting, rising preemption counters.
  * A failure prints fast-check's seed and path; `FC_SEED=<seed> FC_PATH=<path>` replays it
  * (`FC_RUNS` sets the number of runs).
@@ -179,6 +185,9 @@ interface Tracked {
   program: string | null;
   /** The backend it must be served by; null = any. */
   pinned: string | null;
+  /** When it arrived, and the priority its dispatch carried (undefined = not dispatched). */
+  arrivedAt: number;
+  priority: number | null | undefined;
 }
 
 const pinName = (pin: number) => (pin < 0 ? null : (BACKENDS[pin] ?? "gone"));
@@ -187,10 +196,11 @@ function run(commands: Command[], config: SchedulerConfig): void {
   const requests = new Map<string, Tracked>();
   const order: string[] = [];
   const effects: Effects = {
-    dispatch(id, backendId) {
+    dispatch(id, backendId, _pausedMs, priority) {
       const t = requests.get(id) as Tracked;
       t.dispatched++;
       t.backend = backendId;
+      t.priority = priority;
     },
     reject(id) {
       const t = requests.get(id);
@@ -205,7 +215,10 @@ function run(commands: Command[], config: SchedulerConfig): void {
     log() {},
   };
   const pendingEnds: string[] = [];
-  const specs: BackendSpec[] = BACKENDS.map((id) => ({ id, type: "vllm" }));
+  const specs: BackendSpec[] = [
+    { id: BACKENDS[0], type: "vllm" },
+    { id: BACKENDS[1], type: "sglang", priorityScheduling: "higher-first" },
+  ];
   const core: CoreScheduler = createScheduler({ config, backends: specs, effects });
   let now = 1000;
   let seq = 0;
@@ -253,6 +266,8 @@ function run(commands: Command[], config: SchedulerConfig): void {
           cancelled: 0,
           program,
           pinned: pinName(c.pin),
+          arrivedAt: now,
+          priority: undefined,
         });
         order.push(id);
         handle({
@@ -343,8 +358,9 @@ function run(commands: Command[], config: SchedulerConfig): void {
         break;
       }
     }
-    checkAfterEvent(core, requests, before, tickSamples, c);
+    checkAfterEvent(core, requests, before, tickSamples, c, config.mode === "tr");
   }
+  checkEngineOrder(requests, config, `${commands.length} commands`);
   // Drain: every program released, every request in flight finished, then shut down.
   for (const p of PROGRAMS) handle({ kind: "program_release", now, programId: p });
   for (const id of inFlight()) endRequest(id, "ok");
@@ -366,6 +382,8 @@ function checkAfterEvent(
   before: SchedulerSnapshot,
   samples: (BackendMetricsSample | null)[] | null,
   c: Command,
+  /** B bounds tr's admissions; the default router forwards whatever arrives. */
+  bounded: boolean,
 ): void {
   const what = JSON.stringify(c);
   const problems = core.audit();
@@ -390,7 +408,7 @@ function checkAfterEvent(
       assert.ok(b[k] >= -1e-6, `${b.id}.${k} = ${b[k]} < 0 after ${what}`);
     }
   }
-  checkBounded(before, snap, what);
+  if (bounded) checkBounded(before, snap, what);
   checkPausePrice(snap, what);
   if (c.kind === "tick" && samples !== null) checkWorkConserving(requests, snap, samples, what);
 }
@@ -458,6 +476,36 @@ function checkBounded(before: SchedulerSnapshot, after: SchedulerSnapshot, what:
   }
 }
 
+/** O (see the file comment). */
+function checkEngineOrder(
+  requests: Map<string, Tracked>,
+  config: SchedulerConfig,
+  what: string,
+): void {
+  // The bound the tail preset sets on a held request: ageing where it ages, else the max pause.
+  const ageing = config.ageingMs ?? 0;
+  const bound = ageing > 0 ? Math.min(ageing, config.maxPauseMs) : config.maxPauseMs;
+  const onB1: Tracked[] = [];
+  for (const t of requests.values()) {
+    if (t.dispatched === 0) continue;
+    if (t.backend === BACKENDS[0]) assert.equal(t.priority, null, `O: b0 got a priority: ${what}`);
+    else {
+      assert.ok(Number.isInteger(t.priority), `O: b1 got ${t.priority}: ${what}`);
+      onB1.push(t);
+    }
+  }
+  for (const a of onB1) {
+    for (const b of onB1) {
+      if (b.arrivedAt < a.arrivedAt + bound) continue;
+      // Higher first on b1: b must not rank above a.
+      assert.ok(
+        -(b.priority as number) >= -(a.priority as number),
+        `O: a request ${b.arrivedAt - a.arrivedAt} ms younger ranks ahead (${b.priority} > ${a.priority}) under ${config.engineOrder}: ${what}`,
+      );
+    }
+  }
+}
+
 /** T (see the file comment). */
 function checkPausePrice(after: SchedulerSnapshot, what: string): void {
   for (const b of after.backends) {
@@ -495,6 +543,25 @@ test("core invariants hold under random events on the shipped defaults, prioriti
   fc.assert(
     fc.property(fc.array(commandArb, { minLength: 30, maxLength: 150 }), (commands) =>
       run(commands, { ...DEFAULT_SCHEDULER_CONFIG }),
+    ),
+    params,
+  );
+});
+
+test("the engine order holds for every order and tail preset, and reaches only declared backends", () => {
+  fc.assert(
+    fc.property(
+      fc.array(commandArb, { minLength: 30, maxLength: 150 }),
+      fc.constantFrom(...ENGINE_ORDER_NAMES),
+      fc.constantFrom(...TAIL_NAMES),
+      fc.boolean(),
+      (commands, engineOrder, tail, mode) =>
+        run(commands, {
+          ...DEFAULT_SCHEDULER_CONFIG,
+          ...TAIL_PRESETS[tail],
+          mode: mode ? "tr" : "default",
+          engineOrder,
+        }),
     ),
     params,
   );

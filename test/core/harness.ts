@@ -7,7 +7,7 @@ import type {
 } from "../../src/core/api.ts";
 import type { Effects } from "../../src/core/effects.ts";
 import type { BackendMetricsSample, RequestOutcome, Usage } from "../../src/core/events.ts";
-import type { SchedulerPolicies } from "../../src/core/records.ts";
+import type { PriorityPolarity, SchedulerPolicies } from "../../src/core/records.ts";
 import { createScheduler, DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
 import type { MaitredError } from "../../src/errors.ts";
 
@@ -17,6 +17,8 @@ export interface Dispatch {
   requestId: string;
   backendId: string;
   pausedMs: number;
+  /** The engine order's value it carries (absent: its backend takes none). */
+  priority?: number;
 }
 export interface Rejection {
   requestId: string;
@@ -63,6 +65,8 @@ export interface HarnessOptions {
   policies?: Partial<SchedulerPolicies>;
   /** Capacity per backend learned by an initial tick (omit for none). */
   capacity?: number | Record<string, number>;
+  /** Backends declared to schedule by priority, and how they read it. */
+  priorityScheduling?: Record<string, PriorityPolarity>;
 }
 
 export function createHarness(options: HarnessOptions = {}) {
@@ -72,13 +76,25 @@ export function createHarness(options: HarnessOptions = {}) {
   const cancels: Rejection[] = [];
   const logs: { level: string; msg: string; fields?: Record<string, unknown> }[] = [];
   const effects: Effects = {
-    dispatch: (requestId, backendId, pausedMs) =>
-      dispatches.push({ requestId, backendId, pausedMs }),
+    dispatch: (requestId, backendId, pausedMs, priority) =>
+      dispatches.push({
+        requestId,
+        backendId,
+        pausedMs,
+        ...(priority === null ? {} : { priority }),
+      }),
     reject: (requestId, error) => rejects.push({ requestId, error }),
     cancel: (requestId, error) => cancels.push({ requestId, error }),
     log: (level, msg, fields) => logs.push({ level, msg, fields }),
   };
-  const specs: BackendSpec[] = ids.map((id) => ({ id, type: "vllm" }));
+  const specs: BackendSpec[] = ids.map((id) => {
+    const polarity = options.priorityScheduling?.[id];
+    return {
+      id,
+      type: "vllm",
+      ...(polarity === undefined ? {} : { priorityScheduling: polarity }),
+    };
+  });
   const scheduler: CoreScheduler = createScheduler({
     config: { ...THUNDERAGENT_HEADROOM, ...options.config },
     backends: specs,

@@ -47,6 +47,7 @@ const bad: [keyof SchedulerConfig, unknown][] = [
   ["unhealthyAfterFailures", 0],
   ["growthHeadroomSteps", -1],
   ["ageingMs", Number.POSITIVE_INFINITY],
+  ["engineOrder", "fastest"],
 ];
 for (const [field, value] of bad) {
   test(`a bad ${field} (${String(value)}) fails with a ConfigError naming the field`, () => {
@@ -57,6 +58,14 @@ for (const [field, value] of bad) {
     );
   });
 }
+
+test("a backend declared with an unknown priority polarity fails with a ConfigError on backends", () => {
+  const backends = [{ id: "http://a", type: "vllm" as const, priorityScheduling: "up" as never }];
+  assert.throws(
+    () => createScheduler({ config: DEFAULT_SCHEDULER_CONFIG, backends, effects }),
+    (e: unknown) => e instanceof ConfigError && e.field === "backends" && /up/.test(e.message),
+  );
+});
 
 test("duplicate backend ids fail with a ConfigError on backends", () => {
   const backends = [

@@ -48,6 +48,7 @@ function snapshotWith(pauses: number): SchedulerSnapshot {
         admissionCapacityTokens: 1000,
         pausePrice: "prefill",
         hostLoadBytesPerSecond: null,
+        priorityScheduling: null,
         usedTokens: 300,
         beliefRoomTokens: 700,
         remainingTokens: 900,

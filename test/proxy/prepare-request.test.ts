@@ -4,7 +4,7 @@ import { IDENTITY_SOURCES } from "../../src/config/identity-sources.ts";
 import type { MaitredError } from "../../src/errors.ts";
 import { createCallerResolver } from "../../src/proxy/caller.ts";
 import { DIALECTS } from "../../src/proxy/dialects/all-dialects.ts";
-import { MAX_JSON_DEPTH, prepareRequest } from "../../src/proxy/prepare-request.ts";
+import { MAX_JSON_DEPTH, prepareRequest, withPriority } from "../../src/proxy/prepare-request.ts";
 import { createResponseHomes } from "../../src/proxy/response-homes.ts";
 
 const ORDER = [...IDENTITY_SOURCES];
@@ -26,6 +26,45 @@ test("an unmodified body is forwarded as the client's own bytes", () => {
   assert.equal(prepareRequest(DIALECTS.chat, raw, {}, ORDER, null, "as-client").body, raw);
   const streamed = buf('{"model":"m",  "stream":true,"stream_options":{"include_usage":true}}');
   assert.equal(prepareRequest(DIALECTS.chat, streamed, {}, ORDER).body, streamed);
+});
+
+describe("the engine order's priority", () => {
+  const chat = buf(
+    '{"priority":3,"model":"m","messages":[{"role":"user","content":"a \\"priority\\":1"}],"program_id":"a"}',
+  );
+
+  test("replaces the client's own member, once, and keeps every other byte", () => {
+    const req = prepareRequest(DIALECTS.chat, chat, {}, ORDER, null, "as-client");
+    const out = withPriority(req, -42).toString();
+    // The text's quotes are escaped: only a top-level member matches.
+    assert.equal(out.match(/"priority":/g)?.length, 1);
+    assert.equal(out.includes('"priority":3'), false);
+    assert.deepEqual(JSON.parse(out), {
+      model: "m",
+      messages: [{ role: "user", content: 'a "priority":1' }],
+      priority: -42,
+    });
+    assert.ok(out.includes('"messages":[{"role":"user","content":"a \\"priority\\":1"}]'));
+  });
+
+  test("is added where the client sent none, on chat, completions and responses", () => {
+    for (const [dialect, body] of [
+      [DIALECTS.chat, { model: "m", messages: [] }],
+      [DIALECTS.completions, { model: "m", prompt: "p" }],
+      [DIALECTS.responses, { model: "m", input: "i" }],
+    ] as const) {
+      const req = prepareRequest(dialect, buf(body), {}, ORDER, null, "as-client");
+      assert.deepEqual(JSON.parse(withPriority(req, 7).toString()), { ...body, priority: 7 });
+    }
+  });
+
+  test("never goes on Messages, and nothing is written where the backend takes none", () => {
+    const messages = buf({ model: "m", max_tokens: 4, messages: [], priority: 2 });
+    const req = prepareRequest(DIALECTS.messages, messages, {}, ORDER, null, "as-client");
+    assert.equal(withPriority(req, 7), req.body);
+    const plain = prepareRequest(DIALECTS.chat, chat, {}, ORDER, null, "as-client");
+    assert.equal(withPriority(plain, null), plain.body);
+  });
 });
 
 test("a plain request is streamed from the backend and marked for rebuilding", () => {

@@ -20,7 +20,7 @@ test("a dispatch during request_arrived resolves the request's grant", async () 
     logger: silentLogger,
     createScheduler: (fx) =>
       createFakeScheduler(fx, (e, fx2) => {
-        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "http://b0", 0);
+        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "http://b0", 0, null);
       }),
   });
   const pending = loop.requests.open("r1");
@@ -30,7 +30,7 @@ test("a dispatch during request_arrived resolves the request's grant", async () 
     "dispatched",
     "granted before send returns: no wait for a parked request",
   );
-  assert.deepEqual(await pending.granted, { backendId: "http://b0", pausedMs: 0 });
+  assert.deepEqual(await pending.granted, { backendId: "http://b0", pausedMs: 0, priority: null });
 });
 
 test("a parked request waits until a later event dispatches it", async () => {
@@ -38,14 +38,14 @@ test("a parked request waits until a later event dispatches it", async () => {
     logger: silentLogger,
     createScheduler: (fx) =>
       createFakeScheduler(fx, (e, fx2) => {
-        if (e.kind === "tick") fx2.dispatch("r1", "http://b1", 4200);
+        if (e.kind === "tick") fx2.dispatch("r1", "http://b1", 4200, 17);
       }),
   });
   const pending = loop.requests.open("r1");
   loop.send(arrived("r1"));
   assert.equal(pending.status, "waiting");
   loop.send({ kind: "tick", now: 5000, metrics: {} });
-  assert.deepEqual(await pending.granted, { backendId: "http://b1", pausedMs: 4200 });
+  assert.deepEqual(await pending.granted, { backendId: "http://b1", pausedMs: 4200, priority: 17 });
 });
 
 test("reject rejects the grant with the core's error", async () => {
@@ -67,7 +67,7 @@ test("cancel reaches a dispatched request's cancel hook with the core's error", 
     logger: silentLogger,
     createScheduler: (fx) => {
       sched = createFakeScheduler(fx, (e, fx2) => {
-        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "b", 0);
+        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "b", 0, null);
         if (e.kind === "backend_failure") fx2.cancel("r1", Errors.preempted());
       });
       return sched;
@@ -96,7 +96,7 @@ test("an event sent while effects are applied is handled after the current event
         depth++;
         assert.equal(depth, 1, "the core is never re-entered");
         order.push(e.kind);
-        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "b", 0);
+        if (e.kind === "request_arrived") fx2.dispatch(e.requestId, "b", 0, null);
         if (e.kind === "tick") fx2.cancel("r1", Errors.shuttingDown());
         depth--;
       });
@@ -143,8 +143,8 @@ test("a dispatch for a request already closed is dropped, and onDispatch fires o
     createScheduler: (fx) =>
       createFakeScheduler(fx, (e, fx2) => {
         if (e.kind === "tick") {
-          fx2.dispatch("gone", "b", 0);
-          fx2.dispatch("here", "b", 0);
+          fx2.dispatch("gone", "b", 0, null);
+          fx2.dispatch("here", "b", 0, null);
         }
       }),
   });

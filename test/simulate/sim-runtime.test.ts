@@ -102,3 +102,28 @@ test("an interactive request preempts a bulk one before its first token: 503 pre
   assert.equal(engine.stats().generationTokens, 20, "only i generated");
   assert.equal(runtime.scheduler.snapshot().priority?.classes.bulk.admissions.preempted, 1);
 });
+
+test("an engine that schedules by priority is declared to the core with its polarity; an fcfs one is not", () => {
+  const { knobs } = resolveTrKnobs({});
+  const engineWith = (
+    priorityScheduling?: Parameters<typeof createEngine>[0]["priorityScheduling"],
+  ) =>
+    createEngine({
+      ...engineConfigFromProfile("llama-3.1-8b-h100", { maxModelLen: 4096 }),
+      ...(priorityScheduling === undefined ? {} : { priorityScheduling }),
+    });
+  const runtime = createSimRuntime({
+    kernel: createEventKernel(),
+    engines: [
+      engineWith(),
+      engineWith({ rules: "vllm" }),
+      engineWith({ rules: "sglang", lowValuesFirst: false, preemptionThreshold: 10 }),
+      engineWith({ rules: "sglang", lowValuesFirst: true, preemptionThreshold: 10 }),
+    ],
+    config: { ...knobs, mode: "default" },
+  });
+  assert.deepEqual(
+    runtime.scheduler.snapshot().backends.map((b) => b.priorityScheduling),
+    [null, "lower-first", "higher-first", "lower-first"],
+  );
+});

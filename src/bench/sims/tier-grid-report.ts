@@ -4,15 +4,17 @@
  * a fixed batch, a markdown table per workload, the batch's table, a summary per tier, the
  * grid's lowest tr ÷ default, and the chart of tr ÷ default against the tier size.
  */
+import { DEFAULT_TAIL, type TailPreset } from "../../core/scheduler-config.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { mean } from "../percentile.ts";
 import type { TierResult } from "../sim-runs.ts";
-import { lineChart } from "../svg-chart.ts";
+import { lineChart, stackCharts } from "../svg-chart.ts";
 import { fix, mega, ratioOf as ratio, seedsText } from "./scorecard.ts";
+import { frontierChart, frontierTable, isGrid, isTr, presetOf } from "./tier-frontier.ts";
 
 export type Result = TierResult;
 
-export const isGrid = (r: Result) => r.spec.programs === undefined;
+export { isGrid, isTr, presetOf };
 export const isBatch = (r: Result) => r.spec.programs !== undefined;
 
 /** A cell's tr and default (and its oracle, where one ran), any of them missing from a `--from-json`. */
@@ -35,6 +37,8 @@ export interface Lists {
   workloads: string[];
   concurrency: number[];
   seeds: number[];
+  /** tr's presets: the frontier's points. */
+  presets: TailPreset[];
   batchSizes: number[];
   batchSeeds: number[];
 }
@@ -42,6 +46,7 @@ export interface Lists {
 export function cellsOf(results: Result[], l: Lists, workload: string): Cell[] {
   const grid = results.filter(isGrid);
   const top = Math.max(...l.concurrency);
+  // The tables' tr is the shipped preset; the others are the frontier's (frontierTable).
   const find = (router: string, seed: number, sizeGiB: number, concurrency: number) =>
     grid.find(
       (r) =>
@@ -49,7 +54,8 @@ export function cellsOf(results: Result[], l: Lists, workload: string): Cell[] {
         r.spec.router === router &&
         r.spec.seed === seed &&
         r.spec.concurrency === concurrency &&
-        (router === "oracle" || r.spec.sizeGiB === sizeGiB),
+        (router === "oracle" || r.spec.sizeGiB === sizeGiB) &&
+        (!isTr(r) || presetOf(r) === DEFAULT_TAIL),
     );
   const cells: Cell[] = [];
   for (const sizeGiB of l.sizes) {
@@ -269,6 +275,7 @@ export function tierGridReport(results: Result[], l: Lists, windows: readonly st
       ),
     ),
   ];
+  for (const w of l.workloads) out.push(frontierTable(results, l, w));
   const batch = batchTable(results, l);
   if (batch !== null) out.push(batch);
   out.push(summary(cells, l));
@@ -278,9 +285,12 @@ export function tierGridReport(results: Result[], l: Lists, windows: readonly st
   return out.join("\n\n");
 }
 
-/** tr ÷ default against the tier size (`--svg`). */
+/** tr ÷ default against the tier size, then each workload's frontier (`--svg`). */
 export const tierGridChart = (results: Result[], l: Lists): string =>
-  chart(
-    l.workloads.flatMap((w) => cellsOf(results, l, w)),
-    l,
-  );
+  stackCharts("tr and default over host KV tiers", [
+    chart(
+      l.workloads.flatMap((w) => cellsOf(results, l, w)),
+      l,
+    ),
+    ...l.workloads.map((w) => frontierChart(results, l, w)),
+  ]);

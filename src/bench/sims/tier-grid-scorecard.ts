@@ -15,8 +15,10 @@ import {
   list,
   listOfItems,
   nonNegative,
+  oneOf,
   parsedText,
 } from "../../config/values.ts";
+import { DEFAULT_TAIL, TAIL_NAMES } from "../../core/scheduler-config.ts";
 import { ConfigError } from "../../errors.ts";
 import { parseWorkloadArg } from "../../workload/load-workload.ts";
 import type { ScriptArgs, ScriptSpec } from "../script-args.ts";
@@ -37,7 +39,9 @@ import { fix, type RunsOf, type SimIo, writeJson } from "./scorecard.ts";
 import {
   isBatch,
   isGrid,
+  isTr,
   type Lists,
+  presetOf,
   type Result,
   tierGridChart,
   tierGridReport,
@@ -54,6 +58,7 @@ const DEFAULTS = {
   "batch-programs": "256",
   "batch-concurrency": "128",
   "batch-workload": "deepseek",
+  presets: TAIL_NAMES.join(","),
 };
 /** `--quick`'s batch, unless the batch flags are given. */
 const QUICK_BATCH = { programs: "32", concurrency: "16" };
@@ -73,6 +78,7 @@ const windowPair = () =>
 const SIZES = listOfItems(nonNegative());
 const SEEDS = seedList();
 const CONCURRENCY = listOfItems(integer(1, 100_000));
+const PRESETS = listOfItems(oneOf(TAIL_NAMES));
 const BATCH_COUNT = integer(1, 100_000);
 const aWorkload = parsedText((w) => parseWorkloadArg(w));
 
@@ -108,6 +114,13 @@ export const TIER_GRID_SPEC = {
       defaultText: DEFAULTS.seeds,
       description: "seeds of the grid",
       check: SEEDS,
+    },
+    presets: {
+      arg: "<list>",
+      defaultText: DEFAULTS.presets,
+      description:
+        "tr's --tail presets, each a point of the throughput/tail frontier beside the engine alone (default) and the oracle; the shipped one (bounded) is the tables' tr",
+      check: PRESETS,
     },
     "claude-window": {
       arg: "<warm-up+window>",
@@ -170,7 +183,7 @@ export type TierGridFlags = ScriptArgs<typeof TIER_GRID_SPEC.flags>["values"];
 export const TIER_GRID_RUNS: RunsOf<TierRun, Result> = {
   runOne: runTier<TierRun>,
   describe: (r) =>
-    `${r.spec.workload} ${r.spec.router} ${r.spec.sizeGiB} GiB C=${r.spec.concurrency} seed ${r.spec.seed}${r.batch === undefined ? `: ${r.stepsPerMin.toFixed(1)} steps/min` : `, batch of ${r.spec.programs}: makespan ${fix(r.batch.makespanS, 0)} s`} (${r.wallS.toFixed(0)} s wall)`,
+    `${r.spec.workload} ${r.spec.router}${r.spec.tail === undefined ? "" : ` --tail ${r.spec.tail}`} ${r.spec.sizeGiB} GiB C=${r.spec.concurrency} seed ${r.spec.seed}${r.batch === undefined ? `: ${r.stepsPerMin.toFixed(1)} steps/min` : `, batch of ${r.spec.programs}: makespan ${fix(r.batch.makespanS, 0)} s`} (${r.wallS.toFixed(0)} s wall)`,
 };
 
 const windowText = (w: RunWindow) =>
@@ -208,6 +221,7 @@ export function listsOf(args: TierGridFlags, saved: Result[] | undefined): Lists
     workloads: listFlag(args, "workloads", list(), grid, (r) => r.spec.workload),
     concurrency: listFlag(args, "concurrency", CONCURRENCY, grid, (r) => r.spec.concurrency),
     seeds: listFlag(args, "seeds", SEEDS, grid, seed),
+    presets: listFlag(args, "presets", PRESETS, grid?.filter(isTr), presetOf),
     batchSizes: listFlag(args, "batch-sizes", SIZES, tiered(batch), size),
     batchSeeds: listFlag(args, "batch-seeds", SEEDS, batch, seed),
   };
@@ -234,8 +248,11 @@ export function tierGridRuns(args: TierGridFlags, l: Lists): TierRun[] {
       grid.push({ workload, seed, router: "oracle", sizeGiB: 0, concurrency: top, window });
       for (const sizeGiB of l.sizes) {
         for (const concurrency of l.concurrency) {
-          for (const router of ["default", "tr"] as const) {
-            grid.push({ workload, seed, router, sizeGiB, concurrency, window });
+          grid.push({ workload, seed, router: "default", sizeGiB, concurrency, window });
+          // The shipped preset is named by no flag, as a run of the shipped defaults.
+          for (const tail of l.presets) {
+            const preset = tail === DEFAULT_TAIL ? {} : { tail };
+            grid.push({ workload, seed, router: "tr", sizeGiB, concurrency, window, ...preset });
           }
         }
       }
@@ -274,6 +291,7 @@ const readResults = (files: string) =>
     s.router === "oracle" ? 0 : s.sizeGiB,
     s.concurrency,
     s.programs ?? 0,
+    s.tail ?? DEFAULT_TAIL,
   ]);
 
 /**

@@ -30,7 +30,7 @@ import { Errors } from "../../errors.ts";
 import type { RequestFlow } from "../../runtime/request-flow.ts";
 import type { Grant, PendingRequest } from "../../runtime/request-table.ts";
 import { forwardRequestHeaders } from "../headers.ts";
-import type { PreparedRequest } from "../prepare-request.ts";
+import { type PreparedRequest, withPriority } from "../prepare-request.ts";
 import type { ProxyDeps } from "../proxy-deps.ts";
 import { replayUnknownResponse } from "../unknown-response.ts";
 import { callUpstream, type UpstreamCall } from "../upstream-call.ts";
@@ -51,6 +51,7 @@ export function forward(
   const upstream = deps.upstreams.get(grant.backendId);
   if (!upstream)
     return Promise.reject(Errors.internal(`Scheduler chose unknown backend ${grant.backendId}`));
+  const body = withPriority(req, grant.priority);
   return new Promise<RequestOutcome>((resolve, reject) => {
     const trip = new Trip(
       deps,
@@ -73,10 +74,10 @@ export function forward(
               path: withQuery(req.dialect.path, client.incoming.url),
               headers: forwardRequestHeaders(
                 client.incoming.headers,
-                req.body.length,
+                body.length,
                 client.requestId,
               ),
-              body: req.body,
+              body,
             },
             trip,
           );

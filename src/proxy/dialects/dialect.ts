@@ -112,4 +112,10 @@ export interface Dialect {
   bodyEvent(status: number, body: Buffer): string;
   /** Written after each keep-alive comment of a held stream ("" when comments suffice). */
   readonly keepAlive: string;
+  /**
+   * The engines read a top-level `priority` on this route (vLLM's and SGLang's chat,
+   * completions and responses requests; their Messages request has none), so the engine order
+   * may be written into it.
+   */
+  readonly takesPriority: boolean;
 }

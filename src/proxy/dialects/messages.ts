@@ -51,4 +51,5 @@ export const messages: Dialect = {
   bodyEvent,
   // Its SDKs skip a `ping` event, as they skip comments.
   keepAlive: 'event: ping\ndata: {"type": "ping"}\n\n',
+  takesPriority: false,
 };

@@ -110,5 +110,6 @@ export function openAiDialect(
     errorEvent: (error) => sseLastEvent(errorBodyJson(error)),
     bodyEvent,
     keepAlive: "",
+    takesPriority: true,
   };
 }

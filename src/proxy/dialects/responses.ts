@@ -68,4 +68,5 @@ export const responses: Dialect = {
   errorEvent: (error) => responsesErrorEvent(toErrorResponse(error).body.error as unknown as Json),
   bodyEvent,
   keepAlive: "",
+  takesPriority: true,
 };

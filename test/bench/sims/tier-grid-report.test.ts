@@ -37,6 +37,7 @@ const lists: Lists = {
   workloads: ["deepseek"],
   concurrency: [128],
   seeds: [7],
+  presets: ["bounded"],
   batchSizes: [],
   batchSeeds: [],
 };
@@ -71,9 +72,10 @@ describe("the tier grid's report", () => {
     assert.ok(!out.includes("Fixed batch"), "no batch ran: no batch table");
   });
 
-  it("charts tr ÷ default against the tier size, one line per workload and concurrency", () => {
+  it("charts tr ÷ default against the tier size, then each workload's frontier, a line per tier", () => {
     const svg = tierGridChart(results, lists);
-    assert.equal((svg.match(/<polyline /g) ?? []).length, 1);
+    assert.equal((svg.match(/<polyline /g) ?? []).length, 1 + lists.sizes.length);
     assert.ok(svg.includes(">deepseek, 128</text>"));
+    assert.ok(svg.includes(">200 GiB</text>"));
   });
 });

@@ -82,6 +82,8 @@ describe("bench:tier-grid's runs", () => {
       "--quick",
       "--claude-window",
       "1h+1h",
+      "--presets",
+      "bounded",
     );
     const runs = tierGridRuns(f, listsOf(f, undefined));
     const batch = runs.filter((r) => r.programs !== undefined);
@@ -102,10 +104,35 @@ describe("bench:tier-grid's runs", () => {
         "deepseek tr",
       ],
     );
-    const noBatch = flags("--sizes", "0", "--no-batch");
+    const noBatch = flags("--sizes", "0", "--no-batch", "--presets", "bounded");
     assert.ok(
       tierGridRuns(noBatch, listsOf(noBatch, undefined)).every((r) => r.programs === undefined),
     );
+  });
+});
+
+describe("bench:tier-grid's presets", () => {
+  it("runs tr once per preset, naming --tail for all but the shipped one, and reads them back", () => {
+    const f = flags(
+      "--sizes",
+      "0",
+      "--workloads",
+      "deepseek",
+      "--concurrency",
+      "8",
+      "--seeds",
+      "7",
+      "--no-batch",
+    );
+    const l = listsOf(f, undefined);
+    assert.deepEqual(l.presets, ["bounded", "balanced", "throughput"]);
+    const tr = tierGridRuns(f, l).filter((r) => r.router === "tr");
+    assert.deepEqual(
+      tr.map((r) => r.tail),
+      [undefined, "balanced", "throughput"],
+    );
+    const saved = tr.map((spec) => ({ spec }) as Result);
+    assert.deepEqual(listsOf(flags(), saved).presets, ["bounded", "balanced", "throughput"]);
   });
 });
 
@@ -128,6 +155,8 @@ describe("bench:tier-grid's scorecard", () => {
         "--quick",
         "--jobs",
         "2",
+        "--presets",
+        "bounded",
       ];
       const t = testIo(made);
       const results = await tierGridScorecard(flags(...argv, "--json", json), t.io);
