@@ -50,22 +50,30 @@ export function scaledTimeFlags(c: RouterConfig): string[] {
  * compare` works), resolved here, and its clocks run at the run's time scale like the engines
  * and the tool times: the scaled values are handed over as flags.
  */
-export const startRouterProcess: RouterStarter = async (
-  mode,
-  backends,
-  timeScale,
-  kvBytesPerToken,
-) => {
-  const c = compareRouterConfig(mode, backends, timeScale, kvBytesPerToken);
-  return startServeProcess([
+export const startRouterProcess: RouterStarter = (mode, backends, timeScale, kvBytesPerToken) =>
+  routerProcessStarter({})(mode, backends, timeScale, kvBytesPerToken);
+
+/**
+ * `startRouterProcess` with settings given as MAITRED_* variables on top of the environment's
+ * (`{ MAITRED_TAIL: "throughput" }`): a race starts each contestant this way.
+ */
+export const routerProcessStarter =
+  (env: Readonly<Record<string, string>>): RouterStarter =>
+  async (mode, backends, timeScale, kvBytesPerToken) => {
+    const c = compareRouterConfig(mode, backends, timeScale, kvBytesPerToken, env);
+    return startServeProcess(serveArgs(mode, backends, c));
+  };
+
+function serveArgs(mode: "default" | "tr", backends: string[], c: RouterConfig): string[] {
+  return [
     "--router",
     mode,
     "--backends",
     backends.join(","),
     ...scaledTimeFlags(c),
     ...(c.kvBytesPerToken === null ? [] : ["--kv-bytes-per-token", String(c.kvBytesPerToken)]),
-  ]);
-};
+  ];
+}
 
 /** The router `bench compare` runs in `mode`: defaults and MAITRED_* twins, times scaled. */
 function compareRouterConfig(
@@ -73,6 +81,7 @@ function compareRouterConfig(
   backends: string[],
   timeScale: number,
   kvBytesPerToken: number | null,
+  env: Readonly<Record<string, string>> = {},
 ): RouterConfig {
   return scaleRouterTimes(
     resolveRouterConfig({
@@ -84,7 +93,7 @@ function compareRouterConfig(
         // The simulated backends' model, so tr can size their host tier.
         ...(kvBytesPerToken === null ? {} : { "kv-bytes-per-token": String(kvBytesPerToken) }),
       },
-      env: process.env,
+      env: { ...process.env, ...env },
     }),
     timeScale,
   );

@@ -66,8 +66,8 @@ export function valueFor<T>(setting: PerBackend<T> | null, backendId: string): T
   return setting?.byBackend[backendId] ?? setting?.all ?? null;
 }
 
-function parsePerBackend<T>(raw: string, what: string, valueOf: (raw: string) => T): PerBackend<T> {
-  if (!raw.includes("=")) return { all: valueOf(raw), byBackend: {} };
+function parsePerBackend<T>(raw: string, what: string, read: (raw: string) => T): PerBackend<T> {
+  if (!raw.includes("=")) return { all: read(raw), byBackend: {} };
   const byBackend: Record<string, T> = {};
   for (const item of raw.split(",")) {
     const at = item.lastIndexOf("=");
@@ -75,7 +75,7 @@ function parsePerBackend<T>(raw: string, what: string, valueOf: (raw: string) =>
     const url = httpUrl().safeParse(item.slice(0, at).trim());
     if (!url.success) throw new Error(`"${item}": ${url.error.issues[0].message}`);
     if (url.data in byBackend) throw new Error(`names ${url.data} twice`);
-    byBackend[url.data] = valueOf(item.slice(at + 1));
+    byBackend[url.data] = read(item.slice(at + 1));
   }
   return { all: null, byBackend };
 }

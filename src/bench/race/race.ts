@@ -1,0 +1,201 @@
+/**
+ * `npm run bench:race`: maitred against the original ThunderAgent, live. Each contestant is a
+ * router process in front of two simulated backends of its own (`maitred bench compare`'s
+ * cluster: DeepSeek trace, 64 programs, 13,000 KV blocks per backend, `--time-scale 5`): the
+ * original at its tr defaults (periods scaled as maitred's), and maitred tr at each `--tail`
+ * preset asked for. Every tier size is raced `--repeats` times; within a repeat the contestants
+ * run one after the other, in an order rotated from repeat to repeat, so a slow spell of a
+ * shared machine does not fall on one contestant. A ratio is read per repeat (maitred's run ÷
+ * the original's of the same repeat), with its spread.
+ */
+import { writeFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { integer, listOfItems, nonNegative, oneOf, text } from "../../config/values.ts";
+import { TAIL_NAMES, type TailPreset } from "../../core/scheduler-config.ts";
+import { resolveCompareFlags } from "../bench-options.ts";
+import { type RouterStarter, runCompare } from "../compare.ts";
+import type { RunReport } from "../report.ts";
+import type { ScriptArgs, ScriptSpec } from "../script-args.ts";
+import { durationFlag, jsonFlag, seedFlag, warmupFlag } from "../script-flags.ts";
+import { routerProcessStarter } from "../start-router-for.ts";
+import { originalStarter } from "./original-process.ts";
+import { ORIGINAL, type RaceResult, raceReport } from "./race-report.ts";
+
+export const RACE_SPEC = {
+  name: "bench:race",
+  summary:
+    "maitred tr at each --tail preset against the original ThunderAgent, live, each router its own process before two simulated backends of its own, per host tier, repeated with the order rotated; a table per tier with every race and the ratios' spread.",
+  runtime:
+    "about 4.5 min a race at the defaults (60 s warm-up + 180 s window at --time-scale 5, and start-up): 2 tiers × 3 contestants × 2 repeats ≈ 55 min; nothing else should run beside it",
+  flags: {
+    thunderagent: {
+      arg: "<gitdir>",
+      description:
+        "the git directory of a snapshot of the original's public repository (ThunderAgent-org/ThunderAgent); without it, maitred's presets race each other alone",
+      check: text(),
+    },
+    python: {
+      arg: "<path>",
+      default: "/usr/bin/python3",
+      description:
+        "a Python with FastAPI, httpx and uvicorn for the original (Debian: apt-get install -y python3-fastapi python3-httpx python3-uvicorn)",
+      check: text(),
+    },
+    presets: {
+      arg: "<list>",
+      default: "bounded,throughput",
+      description: "maitred's --tail presets, a contestant each",
+      check: listOfItems(oneOf(TAIL_NAMES)),
+    },
+    sizes: {
+      arg: "<list>",
+      default: "0,200",
+      description: "host KV tier per backend, GiB (each a race of its own)",
+      check: listOfItems(nonNegative()),
+    },
+    repeats: {
+      arg: "<n>",
+      default: "2",
+      description: "races per tier, the contestants' order rotated each time",
+      check: integer(1, 100),
+    },
+    seed: seedFlag("the workload's seed, the same in every race"),
+    concurrency: {
+      arg: "<n>",
+      default: "64",
+      description: "programs in flight",
+      check: integer(1, 10_000),
+    },
+    "num-gpu-blocks": {
+      arg: "<n>",
+      default: "13000",
+      description: "KV blocks per simulated backend",
+      check: integer(2, 2 ** 31 - 1),
+    },
+    "time-scale": {
+      arg: "<s>",
+      default: "5",
+      description: "the backends and tools run S times real time",
+      check: nonNegative(),
+    },
+    warmup: warmupFlag({ default: "60s" }, "warm-up before the window (wall time)"),
+    duration: durationFlag({ default: "180s" }, "the measured window (wall time)"),
+    json: jsonFlag("also write every race as JSON"),
+  },
+} satisfies ScriptSpec;
+
+export type RaceFlags = ScriptArgs<typeof RACE_SPEC.flags>["values"];
+
+export const maitredName = (preset: TailPreset) => `maitred ${preset}`;
+
+export interface Contestant {
+  name: string;
+  start: RouterStarter;
+}
+
+/** The contestants in repeat `repeat`'s order: the list rotated by one each repeat. */
+export function raceOrder<T>(contestants: readonly T[], repeat: number): T[] {
+  const k = repeat % contestants.length;
+  return [...contestants.slice(k), ...contestants.slice(0, k)];
+}
+
+/** What a race of one contestant runs: the bench compare cluster, its router started its way. */
+export type RunOne = (sizeGiB: number, start: RouterStarter) => Promise<RunReport>;
+
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+
+/** Every race, in the order run; `note` hears a line per race. */
+export async function runRace(
+  contestants: readonly Contestant[],
+  sizes: readonly number[],
+  repeats: number,
+  runOne: RunOne,
+  note: (line: string) => void,
+): Promise<RaceResult[]> {
+  const results: RaceResult[] = [];
+  const total = repeats * sizes.length * contestants.length;
+  for (let repeat = 0; repeat < repeats; repeat++) {
+    for (const sizeGiB of sizes) {
+      for (const c of raceOrder(contestants, repeat)) {
+        const t0 = performance.now();
+        const r = await runOne(sizeGiB, c.start);
+        const result: RaceResult = {
+          repeat: repeat + 1,
+          sizeGiB,
+          contestant: c.name,
+          stepsPerMin: r.steps_per_min,
+          stepP95S: seconds(r.step_latency_ms.p95),
+          stepP99S: seconds(r.step_latency_ms.p99),
+          cacheHitRate: r.prompt_tokens.cache_hit_rate,
+          wallS: (performance.now() - t0) / 1000,
+        };
+        results.push(result);
+        note(
+          `race ${results.length}/${total}: repeat ${result.repeat}, ${sizeGiB} GiB, ${c.name}: ${result.stepsPerMin} steps/min, step p99 ${result.stepP99S?.toFixed(1) ?? "–"} s`,
+        );
+      }
+    }
+  }
+  return results;
+}
+
+/** `bench compare`'s settings for one race at `sizeGiB`, read by its own parser. */
+export function raceCompareSettings(args: RaceFlags, sizeGiB: number) {
+  return resolveCompareFlags({
+    workload: "deepseek",
+    concurrency: args.concurrency,
+    timeScale: args["time-scale"],
+    warmup: args.warmup,
+    duration: args.duration,
+    seed: args.seed ?? "1",
+    numBackends: "2",
+    numGpuBlocks: args["num-gpu-blocks"],
+    kvOffloadingSize: String(sizeGiB),
+    modes: "tr",
+  });
+}
+
+/** The contestants the flags name: the original (with `--thunderagent`), then each preset. */
+export function contestantsOf(args: RaceFlags): Contestant[] {
+  const presets = listOfItems(oneOf(TAIL_NAMES)).parse(args.presets ?? "bounded,throughput");
+  const out: Contestant[] = [];
+  if (args.thunderagent !== undefined) {
+    out.push({
+      name: ORIGINAL,
+      start: originalStarter({
+        gitDir: args.thunderagent,
+        python: args.python ?? "/usr/bin/python3",
+      }),
+    });
+  }
+  for (const p of presets) {
+    out.push({ name: maitredName(p), start: routerProcessStarter({ MAITRED_TAIL: p }) });
+  }
+  return out;
+}
+
+/** The script's run: every race, `--json` of them, and the report on stdout. */
+export async function race(
+  args: RaceFlags,
+  io: { note(line: string): void; print(text: string): void },
+): Promise<RaceResult[]> {
+  const sizes = listOfItems(nonNegative()).parse(args.sizes ?? "0,200");
+  const repeats = Number(args.repeats ?? 2);
+  const results = await runRace(
+    contestantsOf(args),
+    sizes,
+    repeats,
+    async (sizeGiB, start) => {
+      const [report] = await runCompare({
+        ...raceCompareSettings(args, sizeGiB),
+        progress: false,
+        startRouter: start,
+      });
+      return report;
+    },
+    io.note,
+  );
+  if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+  io.print(`${raceReport(results)}\n`);
+  return results;
+}

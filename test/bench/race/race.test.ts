@@ -1,0 +1,139 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { originalArgs } from "../../../src/bench/race/original-process.ts";
+import {
+  contestantsOf,
+  RACE_SPEC,
+  raceCompareSettings,
+  raceOrder,
+  runRace,
+} from "../../../src/bench/race/race.ts";
+import { pairedRatios, type RaceResult, raceReport } from "../../../src/bench/race/race-report.ts";
+import type { RunReport } from "../../../src/bench/report.ts";
+import { argsOf } from "../sims/helpers.ts";
+
+const flags = (...argv: string[]) => argsOf(RACE_SPEC, argv).values;
+
+const result = (
+  repeat: number,
+  sizeGiB: number,
+  contestant: string,
+  stepsPerMin: number,
+  stepP99S: number,
+): RaceResult => ({
+  repeat,
+  sizeGiB,
+  contestant,
+  stepsPerMin,
+  stepP95S: null,
+  stepP99S,
+  cacheHitRate: 0.9,
+  wallS: 1,
+});
+
+describe("bench:race", () => {
+  it("rotates the contestants' order from repeat to repeat", () => {
+    const names = ["original", "maitred bounded", "maitred throughput"];
+    assert.deepEqual(raceOrder(names, 0), names);
+    assert.deepEqual(raceOrder(names, 1), ["maitred bounded", "maitred throughput", "original"]);
+    assert.deepEqual(raceOrder(names, 3), names);
+  });
+
+  it("races every contestant at every tier in every repeat, in the rotated order, and reads each report", async () => {
+    const started: string[] = [];
+    const contestants = ["a", "b"].map((name) => ({
+      name,
+      start: async () => ({ url: name, close: async () => {} }),
+    }));
+    const lines: string[] = [];
+    const results = await runRace(
+      contestants,
+      [0, 200],
+      2,
+      async (sizeGiB, start) => {
+        const { url } = await start("tr", [], 1, null);
+        started.push(`${url}@${sizeGiB}`);
+        return {
+          steps_per_min: url === "a" ? 100 : 120,
+          step_latency_ms: { p50: 1, p95: 2000, p99: 4000, mean: 1, max: 1 },
+          prompt_tokens: { total: 1, cached: 1, prefilled: 0, cache_hit_rate: 0.5 },
+        } as RunReport;
+      },
+      (line) => lines.push(line),
+    );
+    assert.deepEqual(started, ["a@0", "b@0", "a@200", "b@200", "b@0", "a@0", "b@200", "a@200"]);
+    assert.deepEqual(results[0], {
+      repeat: 1,
+      sizeGiB: 0,
+      contestant: "a",
+      stepsPerMin: 100,
+      stepP95S: 2,
+      stepP99S: 4,
+      cacheHitRate: 0.5,
+      wallS: results[0].wallS,
+    });
+    assert.equal(lines.length, 8);
+    assert.match(lines[7], /^race 8\/8: repeat 2, 200 GiB, a: 100 steps\/min, step p99 4\.0 s$/);
+  });
+
+  it("pairs each maitred race with the original's of the same repeat and tier", () => {
+    const results = [
+      result(1, 0, "original", 1000, 40),
+      result(1, 0, "maitred bounded", 1050, 30),
+      result(2, 0, "maitred bounded", 990, 50),
+      result(2, 0, "original", 1100, 45),
+      result(1, 200, "original", 2000, 10),
+      result(1, 200, "maitred bounded", 1000, 10),
+    ];
+    assert.deepEqual(
+      pairedRatios(results, 0, "maitred bounded", (r) => r.stepsPerMin).map((v) => v.toFixed(3)),
+      ["1.050", "0.900"],
+    );
+    const out = raceReport(results);
+    assert.match(out, /### No host tier/);
+    assert.match(
+      out,
+      /\| maitred bounded \| 1050 \/ 990 \| 1020\.0 \| 30\.0 \/ 50\.0 \| 40\.0 \| 90\.0 \/ 90\.0 \| 0\.90–1\.05 \(2 races\) \| 0\.75–1\.11 \(2 races\) \|/,
+    );
+    assert.match(out, /### 200 GiB host tier per backend/);
+    assert.match(out, /\| maitred bounded \| 1000 \| 1000\.0 .* \| 0\.50–0\.50 \(1 race\) \|/);
+  });
+
+  it("starts the original only when its snapshot is given, first, then a maitred per preset", () => {
+    assert.deepEqual(
+      contestantsOf(flags()).map((c) => c.name),
+      ["maitred bounded", "maitred throughput"],
+    );
+    assert.deepEqual(
+      contestantsOf(flags("--thunderagent", "/tmp/ta.git", "--presets", "balanced")).map(
+        (c) => c.name,
+      ),
+      ["original", "maitred balanced"],
+    );
+  });
+
+  it("runs bench compare's cluster: the DeepSeek trace, two backends, the tier per race", () => {
+    const s = raceCompareSettings(flags("--concurrency", "32", "--repeats", "1"), 200);
+    assert.equal(s.numBackends, 2);
+    assert.equal(s.numGpuBlocks, 13_000);
+    assert.equal(s.kvOffloadingSize, 200);
+    assert.equal(s.concurrency, 32);
+    assert.equal(s.timeScale, 5);
+    assert.deepEqual(s.modes, ["tr"]);
+    assert.ok(
+      s.workload.kind === "trace" && s.workload.file.includes("deepseek"),
+      JSON.stringify(s.workload),
+    );
+  });
+
+  it("gives the original its tr router with its periods scaled as maitred's", () => {
+    const args = originalArgs(9000, ["http://a", "http://b"], 5);
+    assert.deepEqual(args.slice(0, 2), ["-m", "ThunderAgent"]);
+    const at = (flag: string) => args[args.indexOf(flag) + 1];
+    assert.equal(at("--backends"), "http://a,http://b");
+    assert.equal(at("--router"), "tr");
+    assert.equal(at("--scheduler-interval"), "1");
+    assert.equal(at("--metrics-interval"), "1");
+    assert.ok(args.includes("--metrics"));
+  });
+});
