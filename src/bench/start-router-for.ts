@@ -39,6 +39,7 @@ export function scaledTimeFlags(c: RouterConfig): string[] {
   return [
     "--tail",
     c.tail,
+    ...(c.boundsOverridden.tierPacking ? ["--tier-packing", c.tierPacking] : []),
     ...SCALED_TIMES.flatMap(([key, flag]) => [flag, String(c[key] / 1000)]),
   ];
 }

@@ -5,6 +5,7 @@
  */
 import type { Placement, PriorityPolicy, QueuePolicy, RouterMode } from "../core/api.ts";
 import type { EngineOrderName } from "../core/records.ts";
+import type { TierPacking } from "../core/scheduler-constants.ts";
 import type { RawSimBackendOptions } from "../sim-server/options.ts";
 import type { LogLevel } from "../util/logger.ts";
 import type { EnginePriority, HostKvTokens } from "./backends-setting.ts";
@@ -41,7 +42,8 @@ export interface RouterConfig {
   tail: TailPreset;
   maxPauseMs: number;
   /** Which of `ageingMs` / `maxPauseMs` a layer gave explicitly, over the preset. */
-  boundsOverridden: { ageing: boolean; maxPause: boolean };
+  tierPacking: TierPacking;
+  boundsOverridden: { ageing: boolean; maxPause: boolean; tierPacking: boolean };
   idleTimeoutMs: number;
   placement: Placement;
   /** `--engine-order`: the order handed to backends that schedule by priority. */

@@ -44,7 +44,8 @@ export const DEFAULT_CONFIG: RouterConfig = (() => {
     priorityPolicy: null,
     ageingMs: TAIL_PRESETS[DEFAULT_TAIL].ageingMs,
     maxPauseMs: TAIL_PRESETS[DEFAULT_TAIL].maxPauseMs,
-    boundsOverridden: { ageing: false, maxPause: false },
+    tierPacking: TAIL_PRESETS[DEFAULT_TAIL].tierPacking,
+    boundsOverridden: { ageing: false, maxPause: false, tierPacking: false },
   };
   for (const s of ROUTER_SETTINGS) {
     const value = defaultOf(s);

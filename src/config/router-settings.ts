@@ -17,7 +17,7 @@ import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { backendsSchema } from "./backends-setting.ts";
 import type { RouterSetting } from "./router-config-type.ts";
 import type { Setting } from "./setting.ts";
-import { fromTail, TAIL_SETTING } from "./tail-preset.ts";
+import { fromTail, TAIL_SETTING, TIER_PACKING_SETTING } from "./tail-preset.ts";
 import { boolean, duration, integer, nonNegative, oneOf, text } from "./values.ts";
 
 const sched = DEFAULT_SCHEDULER_CONFIG;
@@ -143,6 +143,7 @@ export const ROUTING_SETTINGS: readonly RouterSetting[] = [
   },
   { ...LOG_LEVEL_SETTING, prop: "logLevel" },
   { ...TAIL_SETTING, prop: "tail" },
+  { ...TIER_PACKING_SETTING, prop: "tierPacking" },
   {
     key: "max-pause",
     prop: "maxPauseMs",

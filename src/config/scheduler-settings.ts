@@ -11,6 +11,7 @@ function trSettingsOf(config: RouterConfig): SchedulerConfig {
     mode: config.router,
     placement: config.placement,
     engineOrder: config.engineOrder,
+    tierPacking: config.tierPacking,
     actingTokenWeight: config.actingTokenWeight,
     useActingTokenDecay: config.useActingTokenDecay,
     bufferPerProgram: config.bufferPerProgram,

@@ -11,6 +11,8 @@ import {
   TAIL_NAMES,
   TAIL_PRESETS,
   type TailPreset,
+  TIER_PACKINGS,
+  type TierPacking,
 } from "../core/scheduler-constants.ts";
 import type { Setting } from "./setting.ts";
 import { oneOf } from "./values.ts";
@@ -44,7 +46,9 @@ export interface TailFields {
   tail: TailPreset;
   ageingMs: number;
   maxPauseMs: number;
-  boundsOverridden: { ageing: boolean; maxPause: boolean };
+  /** Where a host tier holds the contexts: rotate within GPU and tier, or pack under the GPU. */
+  tierPacking: TierPacking;
+  boundsOverridden: { ageing: boolean; maxPause: boolean; tierPacking: boolean };
 }
 
 /**
@@ -61,14 +65,35 @@ export function settleBounds(config: TailFields, given: ReadonlyMap<string, numb
     const layer = given.get(key);
     return layer !== undefined && layer >= tailLayer;
   };
-  const overridden = { ageing: wins("ageing"), maxPause: wins("max-pause") };
+  const overridden = {
+    ageing: wins("ageing"),
+    maxPause: wins("max-pause"),
+    tierPacking: wins("tier-packing"),
+  };
   if (!overridden.ageing) config.ageingMs = preset.ageingMs;
   if (!overridden.maxPause) config.maxPauseMs = preset.maxPauseMs;
+  if (!overridden.tierPacking) config.tierPacking = preset.tierPacking;
   config.boundsOverridden = overridden;
 }
 
-/** `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half. */
+/**
+ * `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half; a tier
+ * packing other than the preset's is named too.
+ */
 export function describeBounds(b: TailFields): string {
   const given = (o: boolean) => (o ? " given" : "");
-  return `--tail ${b.tail} (ageing ${s(b.ageingMs)}${given(b.boundsOverridden.ageing)}, max pause ${s(b.maxPauseMs)}${given(b.boundsOverridden.maxPause)})`;
+  const packing =
+    b.tierPacking === "gpu" || b.boundsOverridden.tierPacking
+      ? `, tier packing ${b.tierPacking}${given(b.boundsOverridden.tierPacking)}`
+      : "";
+  return `--tail ${b.tail} (ageing ${s(b.ageingMs)}${given(b.boundsOverridden.ageing)}, max pause ${s(b.maxPauseMs)}${given(b.boundsOverridden.maxPause)}${packing})`;
 }
+
+/** `--tier-packing`: where a host tier holds the contexts, rotate or pack under the GPU. */
+export const TIER_PACKING_SETTING = {
+  key: "tier-packing",
+  arg: "<rule>",
+  help: "where a backend's host KV tier holds the contexts: rotate (admit what GPU and tier hold together; the engine rotates the programs, waits stay the engine's) or gpu (pack under the GPU's KV and hold the rest at their tool boundary, as ThunderAgent: more steps/min, waits up to the max pause)",
+  defaultText: `from --tail (${TAIL_NAMES.map((t) => `${t}: ${TAIL_PRESETS[t].tierPacking}`).join(", ")})`,
+  schema: oneOf(TIER_PACKINGS),
+} satisfies Setting<TierPacking>;

@@ -11,6 +11,7 @@ import type {
   ProgramStatus,
   SchedulerPolicies,
 } from "./records.ts";
+import type { TierPacking } from "./scheduler-constants.ts";
 
 export {
   BUDGET_KINDS,
@@ -72,6 +73,12 @@ export interface SchedulerConfig {
    * DEFAULT_ENGINE_ORDER. Backends not so declared never get a `priority` field.
    */
   engineOrder?: EngineOrderName;
+  /**
+   * Where a backend's host tier holds the contexts: let the engine rotate the programs within
+   * GPU and tier (`rotate`, absent) or pack them under the GPU (`gpu`; the `throughput`
+   * preset's). scheduler-constants.ts `TierPacking`.
+   */
+  tierPacking?: TierPacking;
   /** Weight on ACTING tokens in capacity (ThunderAgent `--acting-token-weight`, default 1.0). */
   actingTokenWeight: number;
   /** 2^(−t) decay of acting tokens in the resume calculation (`--use-acting-token-decay`). */

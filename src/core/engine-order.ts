@@ -1,4 +1,4 @@
-import { HOST_TRANSFER, pausePriceOf } from "./pause-price.ts";
+import { pausePriceOf } from "./pause-price.ts";
 import type {
   BackendBook,
   EngineOrderFn,
@@ -58,7 +58,7 @@ function offsetMs(tokens: number, capMs: number): number {
 }
 
 const auto: EngineOrderFn = (r, capMs, b, price) =>
-  price === HOST_TRANSFER ? arrival(r, capMs, b, price) : smallest(r, capMs, b, price);
+  price.name === "transfer" ? arrival(r, capMs, b, price) : smallest(r, capMs, b, price);
 
 export const ENGINE_ORDERS: Readonly<Record<EngineOrderName, EngineOrderFn>> = {
   auto,

@@ -1,5 +1,5 @@
 import type { BackendBook, PausePrice, PausePriceFn } from "./records.ts";
-import { HOST_TIER_OVERCOMMIT, TIER_ROTATION_MS } from "./scheduler-constants.ts";
+import { HOST_TIER_OVERCOMMIT, TIER_ROTATION_MS, type TierPacking } from "./scheduler-constants.ts";
 import type { SchedulerState } from "./scheduler-state.ts";
 
 /**
@@ -58,6 +58,22 @@ export const HOST_TRANSFER: PausePrice = {
 };
 
 /**
+ * A transfer, packed under the GPU (`tierPacking: "gpu"`, the `throughput` preset): the pause
+ * still costs only a transfer, so an overdue program's room is made where its context is
+ * (`originIsCheapest`), but admission is bounded by the GPU's KV as for a re-prefill and the
+ * engine's queue means the GPU is full: programs past the GPU wait at their tool boundary,
+ * under the class's own bounds, instead of being rotated by the engine. More steps/min, longer
+ * waits (src/core/README.md, the throughput/tail frontier).
+ */
+export const HOST_TRANSFER_PACKED: PausePrice = {
+  name: "transfer",
+  admissionCapacity: (b) => b.capacity,
+  truthBoundsRoom: true,
+  originIsCheapest: true,
+  returnWaitMs: null,
+};
+
+/**
  * The shipped policy. A backend's pause is a transfer while the engine says it keeps a host
  * tier, its size is known (SGLang's host tokens; vLLM's GiB over the KV bytes per token; or the
  * operator's figure: a size that is not known is never assumed), the tier is larger than the
@@ -73,6 +89,16 @@ export const tierAwarePausePrice: PausePriceFn = (b) => {
   const onIt = b.reasoningTokens + b.actingTokens + b.lentTokens + b.anonymousTokens;
   return onIt + b.pausedFromTokens <= HOST_TIER_OVERCOMMIT * host ? HOST_TRANSFER : REPREFILL;
 };
+
+/** The shipped policy with the tier's contexts packed under the GPU (`tierPacking: "gpu"`). */
+export const gpuPackedPausePrice: PausePriceFn = (b) => {
+  const price = tierAwarePausePrice(b);
+  return price === HOST_TRANSFER ? HOST_TRANSFER_PACKED : price;
+};
+
+/** The shipped policy for a tier packing. */
+export const pausePriceFor = (packing: TierPacking | undefined): PausePriceFn =>
+  packing === "gpu" ? gpuPackedPausePrice : tierAwarePausePrice;
 
 /** The price of a pause from `b` now, by the core's policy. */
 export function pausePriceOf(state: SchedulerState, b: BackendBook): PausePrice {

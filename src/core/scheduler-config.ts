@@ -14,6 +14,7 @@ import {
   MAX_PAUSE_MS,
   NEW_PROGRAM_START_MS,
   PROGRESS_INTERVAL_TOKENS,
+  TIER_PACKINGS,
   UNHEALTHY_AFTER_FAILURES,
 } from "./scheduler-constants.ts";
 
@@ -99,6 +100,10 @@ export function assertSchedulerConfig(config: SchedulerConfig): void {
       "engineOrder",
       `must be one of ${ENGINE_ORDER_NAMES.join(", ")}, got ${String(order)}`,
     );
+  }
+  const packing = config.tierPacking;
+  if (packing !== undefined && !(TIER_PACKINGS as readonly string[]).includes(packing)) {
+    throw new ConfigError("tierPacking", `must be rotate or gpu, got ${String(packing)}`);
   }
   nonNegative("actingTokenWeight", config.actingTokenWeight);
   nonNegative("bufferPerProgram", config.bufferPerProgram);

@@ -17,19 +17,35 @@ export const BUFFER_PER_PROGRAM_TOKENS = 100;
  *   steps/min: every bounded wait is a resume that re-prefills an evicted context.
  * - `balanced`: waits end by 900 s (641–664 s measured: past the SDKs' 600 s), for 6–15 %
  *   more steps/min than `bounded` (scripts/README.md "Bounds on waiting per preset").
- * - `throughput`: ThunderAgent's bounds (no ageing, a forced resume at 30 minutes): the most
- *   steps/min, for batch rollouts whose clients wait as long as it takes.
+ * - `throughput`: ThunderAgent's bounds (no ageing, a forced resume at 30 minutes) and its
+ *   packing: where a host tier holds the contexts, programs are still packed under the GPU's
+ *   KV and held at their tool boundary (`tierPacking: "gpu"`, pause-price.ts) rather than left
+ *   to the engine's rotation. The most steps/min, for batch rollouts whose clients wait as
+ *   long as it takes.
  */
 export const TAIL_NAMES = ["bounded", "balanced", "throughput"] as const;
 
 export type TailPreset = (typeof TAIL_NAMES)[number];
 
+/**
+ * Where a backend's host tier holds the contexts: `rotate` admits what GPU and tier hold
+ * together and lets the engine rotate the programs within it (waits stay the engine's); `gpu`
+ * packs under the GPU's KV and holds the rest at their tool boundary, as ThunderAgent does
+ * (more steps/min, waits up to the max pause). Backends without such a tier are packed under
+ * their GPU either way.
+ */
+export type TierPacking = "rotate" | "gpu";
+export const TIER_PACKINGS = ["rotate", "gpu"] as const satisfies readonly TierPacking[];
+
 export const TAIL_PRESETS: Readonly<
-  Record<TailPreset, { readonly ageingMs: number; readonly maxPauseMs: number }>
+  Record<
+    TailPreset,
+    { readonly ageingMs: number; readonly maxPauseMs: number; readonly tierPacking: TierPacking }
+  >
 > = {
-  bounded: { ageingMs: 240_000, maxPauseMs: 300_000 },
-  balanced: { ageingMs: 600_000, maxPauseMs: 900_000 },
-  throughput: { ageingMs: 0, maxPauseMs: 1_800_000 },
+  bounded: { ageingMs: 240_000, maxPauseMs: 300_000, tierPacking: "rotate" },
+  balanced: { ageingMs: 600_000, maxPauseMs: 900_000, tierPacking: "rotate" },
+  throughput: { ageingMs: 0, maxPauseMs: 1_800_000, tierPacking: "gpu" },
 };
 
 /** The shipped preset: a wait fits inside the common clients' patience. */

@@ -8,7 +8,7 @@ import type { SchedulerEvent } from "./events.ts";
 import { holdOf, holds } from "./hold-position.ts";
 import { lendIdleRoom } from "./lending.ts";
 import { expireLikelyDone } from "./likely-done.ts";
-import { refreshPausedFrom, tierAwarePausePrice } from "./pause-price.ts";
+import { pausePriceFor, refreshPausedFrom } from "./pause-price.ts";
 import { pauseOverCapacity } from "./pause-step.ts";
 import { smallestFirstVictims } from "./pause-victims.ts";
 import { placementFn } from "./placement.ts";
@@ -58,7 +58,7 @@ export function createScheduler(options: CreateSchedulerOptions): CoreScheduler 
     resumeOrder: options.policies?.resumeOrder ?? groupThenSmallest,
     place: options.policies?.place ?? placementFn(options.config.placement),
     pauseVictims: options.policies?.pauseVictims ?? smallestFirstVictims,
-    pausePrice: options.policies?.pausePrice ?? tierAwarePausePrice,
+    pausePrice: options.policies?.pausePrice ?? pausePriceFor(options.config.tierPacking),
     engineOrder:
       options.policies?.engineOrder ??
       ENGINE_ORDERS[options.config.engineOrder ?? DEFAULT_ENGINE_ORDER],

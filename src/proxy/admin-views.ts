@@ -238,9 +238,11 @@ function boundsJson(b: TailFields | null) {
     tail: b.tail,
     ageing_s: b.ageingMs / 1000,
     max_pause_s: b.maxPauseMs / 1000,
+    tier_packing: b.tierPacking,
     overridden: [
       ...(b.boundsOverridden.ageing ? ["ageing"] : []),
       ...(b.boundsOverridden.maxPause ? ["max-pause"] : []),
+      ...(b.boundsOverridden.tierPacking ? ["tier-packing"] : []),
     ],
   };
 }

@@ -40,6 +40,7 @@ export const TR_KNOB_KEYS = [
   "placement",
   "engine-order",
   "tail",
+  "tier-packing",
   "max-pause",
   "idle-timeout",
   "buffer-per-program",

@@ -12,15 +12,19 @@ test("each --tail preset sets both bounds; the core runs what the config says", 
     const c = resolveRouterConfig({ flags: { tail: name } });
     assert.deepEqual(bounds(c), [preset.ageingMs, preset.maxPauseMs], name);
     assert.deepEqual(bounds(schedulerConfigOf(c)), bounds(c), `${name}: handed to the core`);
-    assert.deepEqual(c.boundsOverridden, { ageing: false, maxPause: false });
+    assert.deepEqual(c.boundsOverridden, { ageing: false, maxPause: false, tierPacking: false });
+    assert.equal(c.tierPacking, preset.tierPacking, name);
+    assert.equal(schedulerConfigOf(c).tierPacking, preset.tierPacking, `${name}: to the core`);
   }
+  assert.equal(resolveRouterConfig({ flags: { tail: "throughput" } }).tierPacking, "gpu");
+  assert.equal(resolveRouterConfig({ flags: {} }).tierPacking, "rotate");
   assert.deepEqual(bounds(resolveRouterConfig({ flags: { tail: "throughput" } })), [0, 1_800_000]);
 });
 
 test("an explicit --ageing or --max-pause overrides only its half of the preset, from any layer", () => {
   const flag = resolveRouterConfig({ flags: { tail: "throughput", ageing: "100" } });
   assert.deepEqual(bounds(flag), [100_000, 1_800_000]);
-  assert.deepEqual(flag.boundsOverridden, { ageing: true, maxPause: false });
+  assert.deepEqual(flag.boundsOverridden, { ageing: true, maxPause: false, tierPacking: false });
   // The preset from the file, one half from the environment: the environment's half wins.
   const layered = resolveRouterConfig({
     configFile: "/etc/maitred.yaml",
@@ -35,14 +39,48 @@ test("an explicit --ageing or --max-pause overrides only its half of the preset,
     flags: { tail: "throughput" },
   });
   assert.deepEqual(bounds(below), [0, 1_800_000]);
-  assert.deepEqual(below.boundsOverridden, { ageing: false, maxPause: false });
+  assert.deepEqual(below.boundsOverridden, {
+    ageing: false,
+    maxPause: false,
+    tierPacking: false,
+  });
   // In the same layer as the preset, or above it, the half wins.
   const same = resolveRouterConfig({
     configFile: "/etc/maitred.yaml",
     readFile: () => "tail: throughput\nageing: 30\n",
   });
   assert.deepEqual(bounds(same), [30_000, 1_800_000]);
-  assert.equal(describeBounds(same), "--tail throughput (ageing 30 s given, max pause 1800 s)");
+  assert.equal(
+    describeBounds(same),
+    "--tail throughput (ageing 30 s given, max pause 1800 s, tier packing gpu)",
+  );
+});
+
+test("--tier-packing overrides the preset's packing like a bound, and is named when given", () => {
+  const packed = resolveRouterConfig({ flags: { tail: "bounded", "tier-packing": "gpu" } });
+  assert.equal(packed.tierPacking, "gpu");
+  assert.equal(
+    describeBounds(packed),
+    "--tail bounded (ageing 240 s, max pause 300 s, tier packing gpu given)",
+  );
+  const rotating = resolveRouterConfig({
+    flags: { tail: "throughput" },
+    env: { MAITRED_TIER_PACKING: "rotate" },
+  });
+  assert.equal(rotating.tierPacking, "gpu", "an environment half gives way to a preset flag");
+  assert.equal(
+    resolveRouterConfig({ flags: { tail: "throughput", "tier-packing": "rotate" } }).tierPacking,
+    "rotate",
+  );
+  assert.equal(
+    describeBounds(resolveRouterConfig({ flags: {} })),
+    "--tail bounded (ageing 240 s, max pause 300 s)",
+  );
+  assert.throws(
+    () => resolveRouterConfig({ flags: { "tier-packing": "tier" } }),
+    (err: Error & { field?: string }) => err.field === "tier-packing",
+  );
+  assert.equal(resolveTrKnobs({ tail: "throughput" }).knobs.tierPacking, "gpu");
 });
 
 test("MAITRED_TAIL picks the preset; a bad name is refused naming the setting", () => {

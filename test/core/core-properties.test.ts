@@ -32,7 +32,8 @@ import { ENGINE_ORDER_NAMES, TAIL_NAMES, TAIL_PRESETS } from "../../src/core/sch
  *   - P (pins): a request pinned to a backend (the one storing the response it continues) is
  *     dispatched to that backend only; one pinned to an unknown backend is rejected;
  *   - T (the price of a pause): a backend's admission capacity is its GPU's KV unless its
- *     engine's last sample reported a host tier of known size, and never more than the larger
+ *     engine's last sample reported a host tier of known size and the tier is not packed under
+ *     the GPU (`tierPacking: "gpu"`, the throughput preset's), and never more than the larger
  *     of the two;
  *   - O (the engine's order): b0 is not declared to schedule by priority and never gets a
  *     priority value; b1 is (higher values first) and gets a whole number with every request.
@@ -358,7 +359,7 @@ function run(commands: Command[], config: SchedulerConfig): void {
         break;
       }
     }
-    checkAfterEvent(core, requests, before, tickSamples, c, config.mode === "tr");
+    checkAfterEvent(core, requests, before, tickSamples, c, config);
   }
   checkEngineOrder(requests, config, `${commands.length} commands`);
   // Drain: every program released, every request in flight finished, then shut down.
@@ -382,8 +383,7 @@ function checkAfterEvent(
   before: SchedulerSnapshot,
   samples: (BackendMetricsSample | null)[] | null,
   c: Command,
-  /** B bounds tr's admissions; the default router forwards whatever arrives. */
-  bounded: boolean,
+  config: SchedulerConfig,
 ): void {
   const what = JSON.stringify(c);
   const problems = core.audit();
@@ -408,8 +408,9 @@ function checkAfterEvent(
       assert.ok(b[k] >= -1e-6, `${b.id}.${k} = ${b[k]} < 0 after ${what}`);
     }
   }
-  if (bounded) checkBounded(before, snap, what);
-  checkPausePrice(snap, what);
+  // B bounds tr's admissions; the default router forwards whatever arrives.
+  if (config.mode === "tr") checkBounded(before, snap, what);
+  checkPausePrice(snap, what, config.tierPacking === "gpu");
   if (c.kind === "tick" && samples !== null) checkWorkConserving(requests, snap, samples, what);
 }
 
@@ -507,7 +508,7 @@ function checkEngineOrder(
 }
 
 /** T (see the file comment). */
-function checkPausePrice(after: SchedulerSnapshot, what: string): void {
+function checkPausePrice(after: SchedulerSnapshot, what: string, packed: boolean): void {
   for (const b of after.backends) {
     const gpu = b.capacityTokens;
     const host = b.lastMetrics?.hostKvTier === true ? b.lastMetrics.hostKvTokens : undefined;
@@ -523,7 +524,8 @@ function checkPausePrice(after: SchedulerSnapshot, what: string): void {
       continue;
     }
     assert.ok(got !== null && got >= gpu && got <= Math.max(gpu, host), why);
-    assert.equal(got > gpu, b.pausePrice === "transfer" && host > gpu, why);
+    // Packed under the GPU, a transfer admits no more than a re-prefill would.
+    assert.equal(got > gpu, !packed && b.pausePrice === "transfer" && host > gpu, why);
   }
 }
 

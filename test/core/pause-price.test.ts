@@ -4,7 +4,11 @@ import type { BackendMetricsSample } from "../../src/core/events.ts";
 import { HOST_TRANSFER, REPREFILL } from "../../src/core/pause-price.ts";
 import type { PausePrice, SchedulerPolicies } from "../../src/core/records.ts";
 import { DEFAULT_SCHEDULER_CONFIG } from "../../src/core/scheduler.ts";
-import { HOST_TIER_OVERCOMMIT, TIER_ROTATION_MS } from "../../src/core/scheduler-constants.ts";
+import {
+  HOST_TIER_OVERCOMMIT,
+  TAIL_PRESETS,
+  TIER_ROTATION_MS,
+} from "../../src/core/scheduler-constants.ts";
 import { createHarness, sample } from "./harness.ts";
 
 // The price of a pause (src/core/pause-price.ts), on the shipped defaults: where the engine's
@@ -36,6 +40,24 @@ test("where the host tier holds every context, admission runs past the GPU's KV 
   h.arrive("x1", "X", 8000); // 800 + 900 + 1100 + 8000 > 10,000: past what the tier holds
   assert.equal(h.dispatchOf("x1"), undefined, "held: past GPU and tier together");
   assert.equal(h.program("X")?.state, "PAUSED");
+  assert.deepEqual(h.scheduler.audit(), []);
+});
+
+test("packed under the GPU (the throughput preset), a tier's transfer admits only what the GPU holds", () => {
+  const h = createHarness({
+    backends: ["b0"],
+    capacity: GPU,
+    config: { ...SHIPPED, ...TAIL_PRESETS.throughput },
+  });
+  h.tick({ b0: sample(GPU, tier(10_000)) });
+  h.turn("a1", "A", 800);
+  h.turn("b1", "B", 900);
+  const b = h.backend("b0");
+  assert.equal(b.pausePrice, "transfer", "a pause still costs a transfer");
+  assert.equal(b.admissionCapacityTokens, GPU);
+  h.arrive("w1", "W", 1100); // over the GPU: held, where rotating would have sent it
+  assert.equal(h.dispatchOf("w1"), undefined);
+  assert.equal(h.program("W")?.state, "PAUSED");
   assert.deepEqual(h.scheduler.audit(), []);
 });
 

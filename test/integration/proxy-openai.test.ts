@@ -181,7 +181,7 @@ describe("proxy-openai", () => {
     assert.equal(backends[backend.url]?.healthy, true);
     assert.deepEqual(
       backends[backend.url]?.waiting_bounds,
-      { tail: "bounded", ageing_s: 240, max_pause_s: 300, overridden: [] },
+      { tail: "bounded", ageing_s: 240, max_pause_s: 300, tier_packing: "rotate", overridden: [] },
       "the default preset's bounds are the ones in force",
     );
   });
@@ -197,6 +197,7 @@ describe("proxy-openai", () => {
         tail: "throughput",
         ageing_s: 90,
         max_pause_s: 1800,
+        tier_packing: "gpu",
         overridden: ["ageing"],
       });
     } finally {
