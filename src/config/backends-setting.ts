@@ -1,6 +1,7 @@
 /**
- * The two serve settings whose values name backends: `--backends` (base URLs, or `sim:N`) and
- * `--host-kv-tokens` (each backend's host KV tier, where its engine does not say).
+ * The serve settings whose values name backends: `--backends` (base URLs, or `sim:N`),
+ * `--host-kv-tokens` (each backend's host KV tier, where its engine does not say) and
+ * `--engine-priority` (the backends whose engines schedule by priority).
  */
 import { z } from "zod";
 import { httpUrl, list } from "./values.ts";

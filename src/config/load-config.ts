@@ -113,13 +113,29 @@ export function checkConfigFile(
 
 /** What no one setting can see: a budget for a tenant the priority section does not name. */
 function crossErrors(config: RouterConfig, origin: string): ConfigError[] {
-  return unknownBudgetTenants(config.budgets, config.priority.tenants).map(
+  const errors = unknownBudgetTenants(config.budgets, config.priority.tenants).map(
     (t) =>
       new ConfigError(
         `budgets.tenants.${t}`,
         `no tenant ${t} in priority.tenants, so no caller can be it (from ${origin})`,
       ),
   );
+  // A URL named per backend that is not a backend would be ignored: a typo must not pass.
+  // (sim:N backends get their URLs at start-up, so only listed backends are checked.)
+  if (config.simBackends === 0) {
+    for (const [key, setting] of [
+      ["engine-priority", config.enginePriority],
+      ["host-kv-tokens", config.hostKvTokens],
+    ] as const) {
+      for (const url of Object.keys(setting?.byBackend ?? {})) {
+        if (config.backends.includes(url)) continue;
+        errors.push(
+          new ConfigError(key, `names ${url}, which is not in --backends (from ${origin})`),
+        );
+      }
+    }
+  }
+  return errors;
 }
 
 function unknownSetting(key: string, path: string): ConfigError {

@@ -185,7 +185,7 @@ export const LIMIT_SETTINGS: readonly RouterSetting[] = [
     key: "engine-priority",
     prop: "enginePriority",
     arg: "<polarity|URL=polarity,...>",
-    help: "the backends whose engines schedule by priority, and which values they serve first: lower-first (vLLM --scheduling-policy priority; SGLang with --schedule-low-priority-values-first) or higher-first (SGLang --enable-priority-scheduling); one for all or URL=polarity per backend. Each request to them carries the --engine-order as its priority field (not on /v1/messages); other backends never get the field. sim:N backends started with scheduling_policy: priority declare themselves",
+    help: "the backends whose engines schedule by priority, and which values they serve first: lower-first (vLLM --scheduling-policy priority; SGLang with --schedule-low-priority-values-first) or higher-first (SGLang --enable-priority-scheduling); one for all or URL=polarity per backend. Each request to them carries the --engine-order as its priority field (not on /v1/messages); other backends never get the field. sim:N backends started with scheduling-policy: priority in the config file's sim: block declare themselves. A request on /v1/messages carries none and the engine reads its default (vLLM: 0, ahead of every ordered request; SGLang: the lowest)",
     defaultText: "none",
     schema: parsedText(parseEnginePriority),
   },

@@ -1,9 +1,9 @@
 /**
  * `--tail`: a named point on the frontier between steps/min and the longest wait, over
- * `--ageing` and `--max-pause` (the presets and their reasons live with the scheduler's other
- * numbers, in src/core/scheduler-constants.ts). An explicit `--ageing` or `--max-pause` in the
- * preset's layer or a higher one (file < environment < flag) overrides its half of the preset;
- * the other half stays the preset's. Serve and simulate read their bounds through this one
+ * `--ageing`, `--max-pause` and `--tier-packing` (the presets and their reasons live with the
+ * scheduler's other numbers, in src/core/scheduler-constants.ts). An explicit one of the three
+ * in the preset's layer or a higher one (file < environment < flag) overrides that part of the
+ * preset; the others stay the preset's. Serve and simulate read their bounds through this one
  * rule (`settleBounds`).
  */
 import {
@@ -29,7 +29,7 @@ export const TAIL_SETTING = {
       `${t} (--ageing ${s(TAIL_PRESETS[t].ageingMs)}, --max-pause ${s(TAIL_PRESETS[t].maxPauseMs)})`,
   ).join(
     ", ",
-  )}; bounded keeps every wait inside the 600 s after which the OpenAI and Anthropic SDKs give up, throughput is ThunderAgent's; --ageing or --max-pause overrides its half`,
+  )}; bounded keeps every wait inside the 600 s after which the OpenAI and Anthropic SDKs give up, throughput is ThunderAgent's and also packs under the GPU where a host tier holds the contexts (--tier-packing gpu); --ageing, --max-pause or --tier-packing overrides its part`,
   default: DEFAULT_TAIL,
   schema: oneOf(TAIL_NAMES),
 } satisfies Setting<TailPreset>;
@@ -77,8 +77,8 @@ export function settleBounds(config: TailFields, given: ReadonlyMap<string, numb
 }
 
 /**
- * `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half; a tier
- * packing other than the preset's is named too.
+ * `--tail bounded (ageing 240 s, max pause 300 s)`, ` given` after an overridden half; the tier
+ * packing is named when it packs under the GPU or was given.
  */
 export function describeBounds(b: TailFields): string {
   const given = (o: boolean) => (o ? " given" : "");

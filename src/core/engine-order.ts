@@ -41,7 +41,11 @@ import type { SchedulerState } from "./scheduler-state.ts";
  *
  * The value leaves the core in the backend's own polarity (vLLM: lower first; SGLang: higher
  * first unless told otherwise), in whole seconds since the router first handed a request over,
- * and only for a backend declared to schedule by priority: any other gets nothing.
+ * and only for a backend declared to schedule by priority: any other gets nothing. A request on
+ * a route that carries no `priority` (Anthropic's Messages) is read by the engine as its default:
+ * 0 under vLLM's rules, so it goes before every ordered request; under SGLang's the lowest
+ * priority there is, so it goes after them (the sections on the engine order in
+ * src/core/README.md say so to operators).
  */
 const arrival: EngineOrderFn = (r) => r.arrivedAt;
 
@@ -71,12 +75,17 @@ export const ENGINE_ORDERS: Readonly<Record<EngineOrderName, EngineOrderFn>> = {
 export const DEFAULT_ENGINE_ORDER: EngineOrderName = "auto";
 
 /**
- * The longest offset an order may give: the tail preset's bound on waiting, so no request waits
- * inside the engine behind later arrivals for longer than it could be held outside it.
+ * The longest offset an order may give `r`: the tail preset's bound on waiting, or its class's
+ * shorter one (priority classes) or its own `maxWaitMs`, so no request waits inside the engine
+ * behind later arrivals for longer than it could be held outside it.
  */
-export function orderCapMs(state: SchedulerState): number {
+export function orderCapMs(state: SchedulerState, r: RequestRecord): number {
   const { ageingMs, maxPauseMs } = state.config;
-  return ageingMs > 0 ? Math.min(ageingMs, maxPauseMs) : maxPauseMs;
+  let cap = ageingMs > 0 ? Math.min(ageingMs, maxPauseMs) : maxPauseMs;
+  const cls = state.rules.overdueAfterMs(r.cls);
+  if (Number.isFinite(cls)) cap = Math.min(cap, cls);
+  if (r.maxWaitMs !== null) cap = Math.min(cap, r.maxWaitMs);
+  return cap;
 }
 
 /** The `priority` value for `r` on `b`, in `b`'s polarity; null when `b` takes none. */
@@ -87,7 +96,7 @@ export function engineOrderFor(
 ): number | null {
   if (b.priorityPolarity === null) return null;
   if (state.orderEpoch === null) state.orderEpoch = r.arrivedAt;
-  const key = state.policies.engineOrder(r, orderCapMs(state), b, pausePriceOf(state, b));
+  const key = state.policies.engineOrder(r, orderCapMs(state, r), b, pausePriceOf(state, b));
   const seconds = Math.floor((key - state.orderEpoch) / 1000);
   return toPolarity(seconds, b.priorityPolarity);
 }

@@ -23,7 +23,7 @@ import type { SchedulerState } from "./scheduler-state.ts";
  * resume.ts): even a tier its contexts have outgrown holds part of that program's context,
  * which anywhere else is prefilled again in full.
  *
- * The two prices:
+ * The prices (a third, HOST_TRANSFER_PACKED, below, is the second packed under the GPU):
  *
  *   1. REPREFILL: a paused context is lost to the engine's LRU and computed again on return, so
  *      holding a program at its tool boundary saves the engine from thrashing: the GPU's KV is

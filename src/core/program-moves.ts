@@ -1,6 +1,7 @@
 import { engineOrderFor } from "./engine-order.ts";
 import { refreshHeadroom } from "./headroom.ts";
 import { addAnonymous, attach, detach, refreshFootprint, setStatus } from "./ledger.ts";
+import { pausePriceOf } from "./pause-price.ts";
 import { type ClassIndex, PRIORITY_CLASSES } from "./priority/priority-classes.ts";
 import type { PriorityState } from "./priority/priority-state.ts";
 import { dequeue, enqueue, unpark } from "./queue.ts";
@@ -59,6 +60,8 @@ export function dispatchRequest(state: SchedulerState, r: RequestRecord, b: Back
 
 /** Pause an ACTIVE program: unregister it and queue it with its origin recorded. */
 export function pauseProgram(state: SchedulerState, p: ProgramRecord, why: string): void {
+  // Where a pause costs a re-prefill, its context is the engine's to evict: not counted on.
+  if (p.backend !== null && pausePriceOf(state, p.backend).name === "prefill") p.servedOn = null;
   const b = detach(p);
   p.originBackend = b === null ? p.originBackend : b.id;
   p.pausedSince = state.now;

@@ -126,7 +126,8 @@ export function onRequestFinished(state: SchedulerState, ev: Finished): void {
   if (i >= 0) p.inFlight.splice(i, 1);
   chargeTokens(p, r);
   p.knownTokens = r.tokens;
-  p.servedOn = r.backend.id;
+  // Only an answered step leaves its context on the backend (the `uncached` engine order).
+  p.servedOn = ev.outcome === "ok" ? r.backend.id : null;
   refreshProgram(state, p);
   const goesOn = ev.retrying === true; // the step is tried again at once
   if (p.inFlight.length === 0) {

@@ -234,7 +234,9 @@ test("maitred config schema prints that JSON Schema", async () => {
 });
 
 test("--engine-priority takes one polarity for every backend, or one per backend URL; --engine-order names an order", () => {
-  const of = (v: string) => resolveRouterConfig({ flags: { "engine-priority": v } }).enginePriority;
+  const backends = "http://a:8000,http://b:8000";
+  const of = (v: string) =>
+    resolveRouterConfig({ flags: { backends, "engine-priority": v } }).enginePriority;
   assert.deepEqual(of("lower-first"), { all: "lower-first", byBackend: {} });
   assert.deepEqual(of("http://a:8000/=higher-first, http://b:8000=lower-first"), {
     all: null,
@@ -253,6 +255,13 @@ test("--engine-priority takes one polarity for every backend, or one per backend
     /names http:\/\/a twice/,
   );
   assert.equal(resolveRouterConfig({ flags: {} }).enginePriority, null);
+  for (const key of ["engine-priority", "host-kv-tokens"]) {
+    const value = key === "engine-priority" ? "http://b:8000=lower-first" : "http://b:8000=100";
+    assert.match(
+      messageOf(() => resolveRouterConfig({ flags: { backends: "http://a:8000", [key]: value } })),
+      new RegExp(`${key}: names http://b:8000, which is not in --backends`),
+    );
+  }
   assert.equal(resolveRouterConfig({ flags: {} }).engineOrder, "auto");
   assert.equal(
     resolveRouterConfig({ flags: { "engine-order": "smallest" } }).engineOrder,
@@ -265,7 +274,9 @@ test("--engine-priority takes one polarity for every backend, or one per backend
 });
 
 test("--host-kv-tokens takes one size for every backend, or one per backend URL", () => {
-  const of = (v: string) => resolveRouterConfig({ flags: { "host-kv-tokens": v } }).hostKvTokens;
+  const backends = "http://a:8000,http://b:8000,http://a";
+  const of = (v: string) =>
+    resolveRouterConfig({ flags: { backends, "host-kv-tokens": v } }).hostKvTokens;
   assert.deepEqual(of("1638400"), { all: 1_638_400, byBackend: {} });
   assert.deepEqual(of("http://a:8000/=100, http://b:8000=200"), {
     all: null,

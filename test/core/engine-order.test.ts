@@ -67,6 +67,25 @@ describe("the engine order", () => {
     assert.equal(priorityOf(throughput, "huge"), 1_800);
   });
 
+  test("a class with a shorter bound (priority classes) or a request's own max wait caps its offset", () => {
+    // Priority classes run under tr.
+    const h = harness("smallest", undefined, { priority: {}, mode: "tr" });
+    h.arrive("bulkish", "p1", 20_000); // default class: 80 s
+    h.arrive("urgent", "p2", 20_000, { priorityClass: "interactive" }); // starves after 5 s
+    h.arrive("patient", "p3", 20_000, { maxWaitMs: 10_000 });
+    assert.equal(priorityOf(h, "bulkish"), 80);
+    assert.equal(priorityOf(h, "urgent"), 5);
+    assert.equal(priorityOf(h, "patient"), 10);
+  });
+
+  test("uncached counts only a step that was answered, and not a context paused at a re-prefill's price", () => {
+    const failed = harness("uncached");
+    failed.arrive("s1", "p1", 10_000);
+    failed.finish("s1", "upstream_error");
+    failed.arrive("s2", "p1", 10_000);
+    assert.equal(priorityOf(failed, "s2"), 40, "the failed step left nothing on the backend");
+  });
+
   test("higher-first backends get the same order negated; an undeclared one gets none", () => {
     const h = harness("smallest", { b0: "higher-first", b1: "lower-first" });
     h.arrive("a", "p1", 10_000);

@@ -94,11 +94,16 @@ export function originalStarter(s: OriginalSettings): RouterStarter {
     const port = await freePort();
     const child = spawn(s.python, originalArgs(port, backends, timeScale), {
       cwd: dir,
-      stdio: ["ignore", "ignore", "ignore"],
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    // The last of its log, to say why it stopped; read on, so a full pipe never blocks it.
+    let tail = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      tail = (tail + chunk.toString()).slice(-2000);
     });
     let gone: string | null = null;
     child.once("exit", (code, signal) => {
-      gone = String(signal ?? code);
+      gone = `${signal ?? code}: ${tail.trim().split("\n").slice(-5).join(" | ")}`;
     });
     child.once("error", (err) => {
       gone = err.message;

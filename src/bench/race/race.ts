@@ -10,7 +10,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { integer, listOfItems, nonNegative, oneOf, text } from "../../config/values.ts";
+import { integer, listOfItems, nonNegative, oneOf, positive, text } from "../../config/values.ts";
 import { TAIL_NAMES, type TailPreset } from "../../core/scheduler-config.ts";
 import { resolveCompareFlags } from "../bench-options.ts";
 import { type RouterStarter, runCompare } from "../compare.ts";
@@ -76,11 +76,11 @@ export const RACE_SPEC = {
       arg: "<s>",
       default: "5",
       description: "the backends and tools run S times real time",
-      check: nonNegative(),
+      check: positive(),
     },
     warmup: warmupFlag({ default: "60s" }, "warm-up before the window (wall time)"),
     duration: durationFlag({ default: "180s" }, "the measured window (wall time)"),
-    json: jsonFlag("also write every race as JSON"),
+    json: jsonFlag("also write every race as JSON, rewritten after each race"),
   },
 } satisfies ScriptSpec;
 
@@ -111,6 +111,8 @@ export async function runRace(
   repeats: number,
   runOne: RunOne,
   note: (line: string) => void,
+  /** Every race so far, after each one (a long run's finished races are kept if one fails). */
+  onRace: (so: readonly RaceResult[]) => void = () => {},
 ): Promise<RaceResult[]> {
   const results: RaceResult[] = [];
   const total = repeats * sizes.length * contestants.length;
@@ -130,6 +132,7 @@ export async function runRace(
           wallS: (performance.now() - t0) / 1000,
         };
         results.push(result);
+        onRace(results);
         note(
           `race ${results.length}/${total}: repeat ${result.repeat}, ${sizeGiB} GiB, ${c.name}: ${result.stepsPerMin} steps/min, step p99 ${result.stepP99S?.toFixed(1) ?? "–"} s`,
         );
@@ -194,8 +197,10 @@ export async function race(
       return report;
     },
     io.note,
+    (so) => {
+      if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(so, null, 2)}\n`);
+    },
   );
-  if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
   io.print(`${raceReport(results)}\n`);
   return results;
 }

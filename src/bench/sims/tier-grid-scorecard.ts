@@ -18,7 +18,7 @@ import {
   oneOf,
   parsedText,
 } from "../../config/values.ts";
-import { DEFAULT_TAIL, TAIL_NAMES } from "../../core/scheduler-config.ts";
+import { DEFAULT_TAIL, TAIL_NAMES, type TailPreset } from "../../core/scheduler-config.ts";
 import { ConfigError } from "../../errors.ts";
 import { parseWorkloadArg } from "../../workload/load-workload.ts";
 import type { ScriptArgs, ScriptSpec } from "../script-args.ts";
@@ -209,6 +209,14 @@ function listFlag<T extends number | string>(
   return parseFlag(key, schema, raw ?? DEFAULTS[key]);
 }
 
+/** The tables' tr is the shipped preset: a list without it would leave them empty. */
+function presetsOf(presets: TailPreset[]): TailPreset[] {
+  if (!presets.includes(DEFAULT_TAIL)) {
+    throw new ConfigError("--presets", `must include ${DEFAULT_TAIL}, the tables' tr`);
+  }
+  return presets;
+}
+
 /** The grid's axes: the flags, else what the saved runs hold, else the defaults. */
 export function listsOf(args: TierGridFlags, saved: Result[] | undefined): Lists {
   const grid = saved?.filter(isGrid);
@@ -221,7 +229,7 @@ export function listsOf(args: TierGridFlags, saved: Result[] | undefined): Lists
     workloads: listFlag(args, "workloads", list(), grid, (r) => r.spec.workload),
     concurrency: listFlag(args, "concurrency", CONCURRENCY, grid, (r) => r.spec.concurrency),
     seeds: listFlag(args, "seeds", SEEDS, grid, seed),
-    presets: listFlag(args, "presets", PRESETS, grid?.filter(isTr), presetOf),
+    presets: presetsOf(listFlag(args, "presets", PRESETS, grid?.filter(isTr), presetOf)),
     batchSizes: listFlag(args, "batch-sizes", SIZES, tiered(batch), size),
     batchSeeds: listFlag(args, "batch-seeds", SEEDS, batch, seed),
   };

@@ -133,6 +133,10 @@ describe("bench:tier-grid's presets", () => {
     );
     const saved = tr.map((spec) => ({ spec }) as Result);
     assert.deepEqual(listsOf(flags(), saved).presets, ["bounded", "balanced", "throughput"]);
+    assert.throws(
+      () => listsOf(flags("--presets", "throughput"), undefined),
+      (e: unknown) => e instanceof ConfigError && /must include bounded/.test(e.message),
+    );
   });
 });
 
