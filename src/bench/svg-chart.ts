@@ -207,7 +207,7 @@ export function xyChart(c: XyChart): string {
     const last = points[points.length - 1];
     if (last !== undefined) {
       out.push(
-        `<text x="${w - right + 8}" y="${y(last.y) + 4}" fill="${colour}">${escapeXml(label)}</text>`,
+        `<text x="${w - right + 8}" y="${(y(last.y) + 4).toFixed(1)}" fill="${colour}">${escapeXml(label)}</text>`,
       );
     }
   }
