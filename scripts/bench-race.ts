@@ -10,5 +10,4 @@
 import { RACE_SPEC, race } from "../src/bench/race/race.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
 
-const { values } = scriptArgs(RACE_SPEC);
-await race(values, { note: progress, print: (text) => process.stdout.write(text) });
+await race(scriptArgs(RACE_SPEC), { note: progress, print: (text) => process.stdout.write(text) });

@@ -4,6 +4,8 @@
  * `--engine-priority` (the backends whose engines schedule by priority).
  */
 import { z } from "zod";
+import type { PriorityPolarity } from "../core/records.ts";
+import { PRIORITY_POLARITIES } from "../core/scheduler-constants.ts";
 import { httpUrl, list } from "./values.ts";
 
 /** Upper bound for `sim:N`: each simulated backend is a server in this process. */
@@ -94,22 +96,19 @@ function tokensOf(raw: string): number {
 export const parseHostKvTokens = (raw: string): HostKvTokens =>
   parsePerBackend(raw, "tokens", tokensOf);
 
-/** Which way each backend's engine reads `priority`, where it schedules by priority. */
-export type Polarity = "lower-first" | "higher-first";
-const POLARITIES: readonly string[] = ["lower-first", "higher-first"];
-
 /**
  * `--engine-priority`: the backends whose engines schedule by priority (vLLM
  * `--scheduling-policy priority`: lower-first; SGLang `--enable-priority-scheduling`:
  * higher-first, or lower-first with `--schedule-low-priority-values-first`); a backend not
  * named is never sent the field.
  */
-export type EnginePriority = PerBackend<Polarity>;
+export type EnginePriority = PerBackend<PriorityPolarity>;
 
-function polarityOf(raw: string): Polarity {
+function polarityOf(raw: string): PriorityPolarity {
   const p = raw.trim();
-  if (!POLARITIES.includes(p)) throw new Error(`"${raw}" is not lower-first or higher-first`);
-  return p as Polarity;
+  if (!(PRIORITY_POLARITIES as readonly string[]).includes(p))
+    throw new Error(`"${raw}" is not lower-first or higher-first`);
+  return p as PriorityPolarity;
 }
 
 export const parseEnginePriority = (raw: string): EnginePriority =>

@@ -75,17 +75,14 @@ export const ENGINE_ORDERS: Readonly<Record<EngineOrderName, EngineOrderFn>> = {
 export const DEFAULT_ENGINE_ORDER: EngineOrderName = "auto";
 
 /**
- * The longest offset an order may give `r`: the tail preset's bound on waiting, or its class's
- * shorter one (priority classes) or its own `maxWaitMs`, so no request waits inside the engine
- * behind later arrivals for longer than it could be held outside it.
+ * The longest offset an order may give `r`: how long its class may wait before room is made for
+ * it (the tail preset's bound without priority classes, wait-bounds.ts) or its own `maxWaitMs`,
+ * so no request waits inside the engine behind later arrivals for longer than it could be held
+ * outside it.
  */
 export function orderCapMs(state: SchedulerState, r: RequestRecord): number {
-  const { ageingMs, maxPauseMs } = state.config;
-  let cap = ageingMs > 0 ? Math.min(ageingMs, maxPauseMs) : maxPauseMs;
-  const cls = state.rules.overdueAfterMs(r.cls);
-  if (Number.isFinite(cls)) cap = Math.min(cap, cls);
-  if (r.maxWaitMs !== null) cap = Math.min(cap, r.maxWaitMs);
-  return cap;
+  const cap = state.rules.overdueAfterMs(r.cls);
+  return r.maxWaitMs === null ? cap : Math.min(cap, r.maxWaitMs);
 }
 
 /** The `priority` value for `r` on `b`, in `b`'s polarity; null when `b` takes none. */

@@ -13,6 +13,7 @@ import {
   LEND_MAX_HOLD_MS,
   MAX_PAUSE_MS,
   NEW_PROGRAM_START_MS,
+  PRIORITY_POLARITIES,
   PROGRESS_INTERVAL_TOKENS,
   TIER_PACKINGS,
   UNHEALTHY_AFTER_FAILURES,
@@ -136,7 +137,7 @@ export function assertBackends(backends: readonly BackendSpec[]): void {
   for (const b of backends) {
     if (seen.has(b.id)) throw new ConfigError("backends", `duplicate backend ${b.id}`);
     const p = b.priorityScheduling;
-    if (p !== undefined && p !== "lower-first" && p !== "higher-first") {
+    if (p !== undefined && !(PRIORITY_POLARITIES as readonly string[]).includes(p)) {
       throw new ConfigError(
         "backends",
         `${b.id}: priorityScheduling must be "lower-first" or "higher-first", got ${String(p)}`,

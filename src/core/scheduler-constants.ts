@@ -165,3 +165,6 @@ export const NEW_PROGRAM_START_MS = 30_000;
  * requests that reach the router up to 100 s after it go first (capped by the tail bound).
  */
 export const ORDER_AGEING_TOKENS_PER_S = 250;
+
+/** How an engine that schedules by priority reads the field (records.ts `PriorityPolarity`). */
+export const PRIORITY_POLARITIES = ["lower-first", "higher-first"] as const;

@@ -179,7 +179,7 @@ export function prioritySchedulingOf(f: SchedulingFlags): PriorityScheduling | u
   };
 }
 
-/** Whether an engine with these settings serves lower `priority` values first. */
-export function servesLowerFirst(p: PriorityScheduling): boolean {
-  return p.rules === "vllm" || p.lowValuesFirst === true;
+/** Which `priority` values an engine with these settings serves first. */
+export function priorityPolarity(p: PriorityScheduling): "lower-first" | "higher-first" {
+  return p.rules === "vllm" || p.lowValuesFirst === true ? "lower-first" : "higher-first";
 }

@@ -4,8 +4,8 @@
  * run on the router's clock, so a test's manual or virtual clock drives their engines too.
  */
 
-import type { Polarity } from "../config/backends-setting.ts";
-import { servesLowerFirst } from "../engine/queue-order.ts";
+import type { PriorityPolarity } from "../core/records.ts";
+import { priorityPolarity } from "../engine/queue-order.ts";
 import type { Clock } from "../runtime/clock.ts";
 import type { RawSimBackendOptions } from "../sim-server/options.ts";
 import { type SimBackend, startSimBackend } from "../sim-server/start-sim-backend.ts";
@@ -14,7 +14,7 @@ import type { Logger } from "../util/logger.ts";
 export interface StartedSims {
   urls: string[];
   /** The backends whose engines schedule by priority, and which values they serve first. */
-  priority: Record<string, Polarity>;
+  priority: Record<string, PriorityPolarity>;
   close(): Promise<void>;
 }
 
@@ -45,10 +45,10 @@ export async function startSimBackends(
     await Promise.all(started.map((s) => s.close()));
     throw err;
   }
-  const priority: Record<string, Polarity> = {};
+  const priority: Record<string, PriorityPolarity> = {};
   for (const s of started) {
     const p = s.engine.config.priorityScheduling;
-    if (p !== undefined) priority[s.url] = servesLowerFirst(p) ? "lower-first" : "higher-first";
+    if (p !== undefined) priority[s.url] = priorityPolarity(p);
   }
   return {
     urls: started.map((s) => s.url),

@@ -4,7 +4,7 @@ import type { BackendMetricsSample } from "../core/events.ts";
 import { DEFAULT_PRIORITY_CLASS, type PriorityClass } from "../core/priority/priority-classes.ts";
 import { createScheduler } from "../core/scheduler.ts";
 import type { SimulatedEngine } from "../engine/engine.ts";
-import { servesLowerFirst } from "../engine/queue-order.ts";
+import { priorityPolarity } from "../engine/queue-order.ts";
 import type { RequestOutput } from "../engine/types.ts";
 import { attachEngine, type EventKernel, type VirtualEngine } from "../engine/virtual-driver.ts";
 import { Errors, MaitredError } from "../errors.ts";
@@ -108,9 +108,7 @@ export function createSimRuntime(options: SimRuntimeOptions): SimRuntime {
     return {
       id: `sim-${i}`,
       type: "vllm",
-      ...(p === undefined
-        ? {}
-        : { priorityScheduling: servesLowerFirst(p) ? "lower-first" : "higher-first" }),
+      ...(p === undefined ? {} : { priorityScheduling: priorityPolarity(p) }),
     };
   });
   const loop = createRunLoop({

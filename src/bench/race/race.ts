@@ -84,7 +84,8 @@ export const RACE_SPEC = {
   },
 } satisfies ScriptSpec;
 
-export type RaceFlags = ScriptArgs<typeof RACE_SPEC.flags>["values"];
+/** The flags as given (`values`, read again by bench compare's parser) and as checked (`parsed`). */
+export type RaceArgs = Pick<ScriptArgs<typeof RACE_SPEC.flags>, "values" | "parsed">;
 
 export const maitredName = (preset: TailPreset) => `maitred ${preset}`;
 
@@ -143,14 +144,14 @@ export async function runRace(
 }
 
 /** `bench compare`'s settings for one race at `sizeGiB`, read by its own parser. */
-export function raceCompareSettings(args: RaceFlags, sizeGiB: number) {
+export function raceCompareSettings({ values: args }: RaceArgs, sizeGiB: number) {
   return resolveCompareFlags({
     workload: "deepseek",
     concurrency: args.concurrency,
     timeScale: args["time-scale"],
     warmup: args.warmup,
     duration: args.duration,
-    seed: args.seed ?? "1",
+    seed: args.seed,
     numBackends: "2",
     numGpuBlocks: args["num-gpu-blocks"],
     kvOffloadingSize: String(sizeGiB),
@@ -159,19 +160,15 @@ export function raceCompareSettings(args: RaceFlags, sizeGiB: number) {
 }
 
 /** The contestants the flags name: the original (with `--thunderagent`), then each preset. */
-export function contestantsOf(args: RaceFlags): Contestant[] {
-  const presets = listOfItems(oneOf(TAIL_NAMES)).parse(args.presets ?? "bounded,throughput");
+export function contestantsOf({ parsed }: RaceArgs): Contestant[] {
   const out: Contestant[] = [];
-  if (args.thunderagent !== undefined) {
+  if (parsed.thunderagent !== undefined) {
     out.push({
       name: ORIGINAL,
-      start: originalStarter({
-        gitDir: args.thunderagent,
-        python: args.python ?? "/usr/bin/python3",
-      }),
+      start: originalStarter({ gitDir: parsed.thunderagent, python: parsed.python }),
     });
   }
-  for (const p of presets) {
+  for (const p of parsed.presets) {
     out.push({ name: maitredName(p), start: routerProcessStarter({ MAITRED_TAIL: p }) });
   }
   return out;
@@ -179,15 +176,14 @@ export function contestantsOf(args: RaceFlags): Contestant[] {
 
 /** The script's run: every race, `--json` of them, and the report on stdout. */
 export async function race(
-  args: RaceFlags,
+  args: RaceArgs,
   io: { note(line: string): void; print(text: string): void },
 ): Promise<RaceResult[]> {
-  const sizes = listOfItems(nonNegative()).parse(args.sizes ?? "0,200");
-  const repeats = Number(args.repeats ?? 2);
+  const { json } = args.values;
   const results = await runRace(
     contestantsOf(args),
-    sizes,
-    repeats,
+    args.parsed.sizes,
+    args.parsed.repeats,
     async (sizeGiB, start) => {
       const [report] = await runCompare({
         ...raceCompareSettings(args, sizeGiB),
@@ -198,7 +194,7 @@ export async function race(
     },
     io.note,
     (so) => {
-      if (args.json !== undefined) writeFileSync(args.json, `${JSON.stringify(so, null, 2)}\n`);
+      if (json !== undefined) writeFileSync(json, `${JSON.stringify(so, null, 2)}\n`);
     },
   );
   io.print(`${raceReport(results)}\n`);

@@ -12,7 +12,7 @@ import { pairedRatios, type RaceResult, raceReport } from "../../../src/bench/ra
 import type { RunReport } from "../../../src/bench/report.ts";
 import { argsOf } from "../sims/helpers.ts";
 
-const flags = (...argv: string[]) => argsOf(RACE_SPEC, argv).values;
+const flags = (...argv: string[]) => argsOf(RACE_SPEC, argv);
 
 const result = (
   repeat: number,
