@@ -1,7 +1,8 @@
 /**
  * The race's report (`npm run bench:race`, race.ts): per tier, a row per contestant with its
- * steps/min and step p99 in every repeat and their means, and for each maitred contestant its
- * ratio to the original per repeat (the two runs of the same repeat), lowest to highest.
+ * steps/min and step p99 in every repeat and their means, and each contestant's ratios to the
+ * original and to the engine alone, where they raced, per repeat (the runs of the same repeat),
+ * lowest to highest.
  */
 import { markdownTable } from "../markdown-table.ts";
 import { mean } from "../percentile.ts";
@@ -9,6 +10,8 @@ import { fix } from "../sims/scorecard.ts";
 
 /** The original's name in the tables; maitred's contestants are `maitred <preset>`. */
 export const ORIGINAL = "original";
+/** maitred's plain proxy (`--router default`): the engine's own scheduling, nothing held. */
+export const ENGINE_ALONE = "engine alone";
 
 /** One race: a contestant's run at a tier, in a repeat. */
 export interface RaceResult {
@@ -28,18 +31,19 @@ const meanOf = (vs: (number | null)[]) => {
   return known.length === 0 ? null : mean(known);
 };
 
-/** Each repeat's ratio of `name`'s figure to the original's in the same repeat and tier. */
+/** Each repeat's ratio of `name`'s figure to `base`'s in the same repeat and tier. */
 export function pairedRatios(
   results: readonly RaceResult[],
   sizeGiB: number,
   name: string,
   figure: (r: RaceResult) => number | null,
+  base: string = ORIGINAL,
 ): number[] {
   const out: number[] = [];
   for (const r of results) {
     if (r.sizeGiB !== sizeGiB || r.contestant !== name) continue;
     const o = results.find(
-      (x) => x.sizeGiB === sizeGiB && x.contestant === ORIGINAL && x.repeat === r.repeat,
+      (x) => x.sizeGiB === sizeGiB && x.contestant === base && x.repeat === r.repeat,
     );
     const a = figure(r);
     const b = o === undefined ? null : figure(o);
@@ -56,9 +60,10 @@ const spread = (vs: number[]) =>
 export function raceReport(results: readonly RaceResult[]): string {
   const sizes = [...new Set(results.map((r) => r.sizeGiB))];
   const names = [...new Set(results.map((r) => r.contestant))];
-  const hasOriginal = names.includes(ORIGINAL);
+  // Each contestant's ratios to each baseline raced beside it, per repeat.
+  const bases = [ORIGINAL, ENGINE_ALONE].filter((b) => names.includes(b));
   const out: string[] = [
-    "## maitred against the original ThunderAgent, live: each router before two simulated backends of its own, DeepSeek trace",
+    "## maitred against the original ThunderAgent and the engine alone, live: each router before two simulated backends of its own, DeepSeek trace",
   ];
   for (const sizeGiB of sizes) {
     const rows = names.map((name) => {
@@ -76,13 +81,10 @@ export function raceReport(results: readonly RaceResult[]): string {
           1,
         ),
       ];
-      if (hasOriginal) {
-        row.push(
-          name === ORIGINAL
-            ? ""
-            : spread(pairedRatios(results, sizeGiB, name, (r) => r.stepsPerMin)),
-          name === ORIGINAL ? "" : spread(pairedRatios(results, sizeGiB, name, (r) => r.stepP99S)),
-        );
+      for (const base of bases) {
+        for (const figure of [(r: RaceResult) => r.stepsPerMin, (r: RaceResult) => r.stepP99S]) {
+          row.push(name === base ? "" : spread(pairedRatios(results, sizeGiB, name, figure, base)));
+        }
       }
       return row;
     });
@@ -98,7 +100,10 @@ export function raceReport(results: readonly RaceResult[]): string {
             "step p99 (s), each race",
             "mean",
             "cache hit %",
-            ...(hasOriginal ? ["steps/min ÷ the original's", "step p99 ÷ the original's"] : []),
+            ...bases.flatMap((b) => {
+              const whose = b === ORIGINAL ? "the original's" : "the engine alone's";
+              return [`steps/min ÷ ${whose}`, `step p99 ÷ ${whose}`];
+            }),
           ],
           rows,
           ["router"],

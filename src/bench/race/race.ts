@@ -2,8 +2,9 @@
  * `npm run bench:race`: maitred against the original ThunderAgent, live. Each contestant is a
  * router process in front of two simulated backends of its own (`maitred bench compare`'s
  * cluster: DeepSeek trace, 64 programs, 13,000 KV blocks per backend, `--time-scale 5`): the
- * original at its tr defaults (periods scaled as maitred's), and maitred tr at each `--tail`
- * preset asked for. Every tier size is raced `--repeats` times; within a repeat the contestants
+ * original at its tr defaults (periods scaled as maitred's), the engine alone (maitred
+ * `--router default`, which holds nothing: the baseline a user would otherwise pick), and
+ * maitred tr at each `--tail` preset asked for. Every tier size is raced `--repeats` times; within a repeat the contestants
  * run one after the other, in an order rotated from repeat to repeat, so a slow spell of a
  * shared machine does not fall on one contestant. A ratio is read per repeat (maitred's run ÷
  * the original's of the same repeat), with its spread.
@@ -19,19 +20,19 @@ import type { ScriptArgs, ScriptSpec } from "../script-args.ts";
 import { durationFlag, jsonFlag, seedFlag, warmupFlag } from "../script-flags.ts";
 import { routerProcessStarter } from "../start-router-for.ts";
 import { originalStarter } from "./original-process.ts";
-import { ORIGINAL, type RaceResult, raceReport } from "./race-report.ts";
+import { ENGINE_ALONE, ORIGINAL, type RaceResult, raceReport } from "./race-report.ts";
 
 export const RACE_SPEC = {
   name: "bench:race",
   summary:
-    "maitred tr at each --tail preset against the original ThunderAgent, live, each router its own process before two simulated backends of its own, per host tier, repeated with the order rotated; a table per tier with every race and the ratios' spread.",
+    "maitred tr at each --tail preset against the original ThunderAgent and the engine alone, live, each router its own process before two simulated backends of its own, per host tier, repeated with the order rotated; a table per tier with every race and the ratios' spread.",
   runtime:
-    "about 4.5 min a race at the defaults (60 s warm-up + 180 s window at --time-scale 5, and start-up): 2 tiers × 3 contestants × 2 repeats ≈ 55 min; nothing else should run beside it",
+    "about 4.5 min a race at the defaults (60 s warm-up + 180 s window at --time-scale 5, and start-up): 2 tiers × 4 contestants × 2 repeats ≈ 72 min; nothing else should run beside it",
   flags: {
     thunderagent: {
       arg: "<gitdir>",
       description:
-        "the git directory of a snapshot of the original's public repository (ThunderAgent-org/ThunderAgent); without it, maitred's presets race each other alone",
+        "the git directory of a snapshot of the original's public repository (ThunderAgent-org/ThunderAgent); without it, maitred's presets race the engine alone and each other",
       check: text(),
     },
     python: {
@@ -40,6 +41,11 @@ export const RACE_SPEC = {
       description:
         "a Python with FastAPI, httpx and uvicorn for the original (Debian: apt-get install -y python3-fastapi python3-httpx python3-uvicorn)",
       check: text(),
+    },
+    "no-engine-alone": {
+      type: "boolean",
+      description:
+        "leave out the engine alone (maitred --router default, which holds nothing), raced by default as the baseline a user would otherwise pick",
     },
     presets: {
       arg: "<list>",
@@ -88,6 +94,15 @@ export const RACE_SPEC = {
 export type RaceArgs = Pick<ScriptArgs<typeof RACE_SPEC.flags>, "values" | "parsed">;
 
 export const maitredName = (preset: TailPreset) => `maitred ${preset}`;
+
+/**
+ * The engine alone: `start`'s router as the plain proxy (`--router default`) before the same
+ * backends, whatever mode the race's cluster asks its contestants for (tr).
+ */
+export const asEngineAlone =
+  (start: RouterStarter): RouterStarter =>
+  (_mode, backends, timeScale, kvBytesPerToken) =>
+    start("default", backends, timeScale, kvBytesPerToken);
 
 export interface Contestant {
   name: string;
@@ -159,8 +174,11 @@ export function raceCompareSettings({ values: args }: RaceArgs, sizeGiB: number)
   });
 }
 
-/** The contestants the flags name: the original (with `--thunderagent`), then each preset. */
-export function contestantsOf({ parsed }: RaceArgs): Contestant[] {
+/**
+ * The contestants the flags name: the original (with `--thunderagent`), the engine alone
+ * (unless `--no-engine-alone`), then each preset.
+ */
+export function contestantsOf({ values, parsed }: RaceArgs): Contestant[] {
   const out: Contestant[] = [];
   if (parsed.thunderagent !== undefined) {
     out.push({
@@ -168,6 +186,8 @@ export function contestantsOf({ parsed }: RaceArgs): Contestant[] {
       start: originalStarter({ gitDir: parsed.thunderagent, python: parsed.python }),
     });
   }
+  if (values["no-engine-alone"] !== true)
+    out.push({ name: ENGINE_ALONE, start: asEngineAlone(routerProcessStarter({})) });
   for (const p of parsed.presets) {
     out.push({ name: maitredName(p), start: routerProcessStarter({ MAITRED_TAIL: p }) });
   }

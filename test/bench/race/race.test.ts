@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { originalArgs } from "../../../src/bench/race/original-process.ts";
 import {
+  asEngineAlone,
   contestantsOf,
   RACE_SPEC,
   raceCompareSettings,
@@ -99,17 +100,57 @@ describe("bench:race", () => {
     assert.match(out, /\| maitred bounded \| 1000 \| 1000\.0 .* \| 0\.50–0\.50 \(1 race\) \|/);
   });
 
-  it("starts the original only when its snapshot is given, first, then a maitred per preset", () => {
+  it("starts the original only when its snapshot is given, first, then the engine alone unless left out, then a maitred per preset", () => {
     assert.deepEqual(
       contestantsOf(flags()).map((c) => c.name),
-      ["maitred bounded", "maitred throughput"],
+      ["engine alone", "maitred bounded", "maitred throughput"],
     );
     assert.deepEqual(
-      contestantsOf(flags("--thunderagent", "/tmp/ta.git", "--presets", "balanced")).map(
-        (c) => c.name,
-      ),
+      contestantsOf(
+        flags("--thunderagent", "/tmp/ta.git", "--presets", "balanced", "--no-engine-alone"),
+      ).map((c) => c.name),
       ["original", "maitred balanced"],
     );
+  });
+
+  it("reads every contestant against the original and against the engine alone of the same repeat", () => {
+    const results = [
+      result(1, 0, "original", 1000, 40),
+      result(1, 0, "engine alone", 500, 20),
+      result(1, 0, "maitred bounded", 1100, 30),
+      result(2, 0, "maitred bounded", 900, 50),
+      result(2, 0, "engine alone", 600, 25),
+      result(2, 0, "original", 1200, 60),
+    ];
+    assert.deepEqual(
+      pairedRatios(results, 0, "maitred bounded", (r) => r.stepsPerMin, "engine alone"),
+      [1100 / 500, 900 / 600],
+    );
+    const out = raceReport(results);
+    assert.match(
+      out,
+      /\| steps\/min ÷ the original's \| step p99 ÷ the original's \| steps\/min ÷ the engine alone's \| step p99 ÷ the engine alone's \|/,
+    );
+    // bounded: ÷ the original 1.10 and 0.75 (p99 0.75, 0.83); ÷ the engine alone 2.20 and 1.50 (p99 1.50, 2.00).
+    assert.match(
+      out,
+      /\| maitred bounded \|.*\| 0\.75–1\.10 \(2 races\) \| 0\.75–0\.83 \(2 races\) \| 1\.50–2\.20 \(2 races\) \| 1\.50–2\.00 \(2 races\) \|/,
+    );
+    // The engine alone against the original, and no ratio of a baseline to itself.
+    assert.match(
+      out,
+      /\| engine alone \|.*\| 0\.50–0\.50 \(2 races\) \| 0\.42–0\.50 \(2 races\) \| {2}\| {2}\|/,
+    );
+  });
+
+  it("starts the engine alone as maitred's plain proxy whatever mode the race's cluster asks for", async () => {
+    const asked: unknown[][] = [];
+    const start = asEngineAlone(async (...args) => {
+      asked.push(args);
+      return { url: "u", close: async () => {} };
+    });
+    await start("tr", ["http://a", "http://b"], 5, 131072);
+    assert.deepEqual(asked, [["default", ["http://a", "http://b"], 5, 131072]]);
   });
 
   it("runs bench compare's cluster: the DeepSeek trace, two backends, the tier per race", () => {
