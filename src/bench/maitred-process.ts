@@ -45,6 +45,21 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
+/**
+ * A child that ends with this process: when the driver exits (a finished run, an error, a
+ * signal the driver turns into an exit), the child is killed, so no router or engine a
+ * benchmark started outlives it holding its port and its CPU. A child that exits first unhooks
+ * itself.
+ */
+export function endsWithUs<C extends ChildProcess>(child: C): C {
+  const kill = () => {
+    child.kill("SIGKILL");
+  };
+  process.once("exit", kill);
+  child.once("exit", () => process.removeListener("exit", kill));
+  return child;
+}
+
 /** SIGTERM, then SIGKILL if the child has not exited within KILL_AFTER_MS. */
 export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
@@ -65,10 +80,12 @@ export function startMaitredProcess(
   env: NodeJS.ProcessEnv = process.env,
   onLine?: (line: string) => void,
 ): Promise<MaitredProcess> {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env,
-  });
+  const child = endsWithUs(
+    spawn(process.execPath, [MAIN, ...args], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env,
+    }),
+  );
   const close = () => stopProcess(child);
   return new Promise((resolve, reject) => {
     const recent: string[] = [];

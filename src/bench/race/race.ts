@@ -200,6 +200,16 @@ export async function race(
   io: { note(line: string): void; print(text: string): void },
 ): Promise<RaceResult[]> {
   const { json } = args.values;
+  // Ctrl-C (or a supervisor's SIGTERM) ends the race: the finished races' table is printed and
+  // the process exits, which kills every router it started (maitred-process.ts `endsWithUs`).
+  let finished: readonly RaceResult[] = [];
+  const onSignal = (signal: NodeJS.Signals) => {
+    io.note(`${signal}: the race stops; ${finished.length} race(s) finished`);
+    if (finished.length > 0) io.print(`${raceReport(finished)}\n`);
+    process.exit(signal === "SIGINT" ? 130 : 143);
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
   const results = await runRace(
     contestantsOf(args),
     args.parsed.sizes,
@@ -214,9 +224,13 @@ export async function race(
     },
     io.note,
     (so) => {
+      finished = so;
       if (json !== undefined) writeFileSync(json, `${JSON.stringify(so, null, 2)}\n`);
     },
-  );
+  ).finally(() => {
+    process.removeListener("SIGINT", onSignal);
+    process.removeListener("SIGTERM", onSignal);
+  });
   io.print(`${raceReport(results)}\n`);
   return results;
 }
