@@ -1,11 +1,11 @@
 /**
- * maitred tr at each --tail preset against the original ThunderAgent, live: each router its own
- * process before two simulated backends of its own, per host tier, repeated with the order
- * rotated; a table per tier on stdout with every race and the ratios' spread. The races and the
- * report are src/bench/race/.
+ * maitred tr at each --tail preset against the original ThunderAgent and the engine alone, live:
+ * each router its own process before two simulated backends of its own, per host tier, repeated
+ * with the order rotated; a table per tier on stdout with every race and the ratios' spread. The
+ * races and the report are src/bench/race/.
  *
  *   npm run bench:race -- --thunderagent <gitdir> [--presets bounded,throughput] [--sizes 0,200]
- *     [--repeats 2] [--json out.json]
+ *     [--repeats 2] [--no-engine-alone] [--json out.json]
  */
 import { RACE_SPEC, race } from "../src/bench/race/race.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";

@@ -45,18 +45,33 @@ function exited(child: ChildProcess): Promise<void> {
   });
 }
 
+/** Children that end with this process (`endsWithUs`), each with what it leaves to remove. */
+const endingWithUs = new Map<ChildProcess, (() => void) | undefined>();
+
+function endThemAll(): void {
+  for (const [child, cleanup] of endingWithUs) {
+    // SIGTERM, not SIGKILL: maitred's launcher, on a Node that runs no TypeScript itself, passes
+    // it on to the router it started; a SIGKILL would leave that router running.
+    child.kill("SIGTERM");
+    cleanup?.();
+  }
+}
+
 /**
  * A child that ends with this process: when the driver exits (a finished run, an error, a
- * signal the driver turns into an exit), the child is killed, so no router or engine a
- * benchmark started outlives it holding its port and its CPU. A child that exits first unhooks
- * itself.
+ * signal the driver turns into an exit), the child is sent SIGTERM and `cleanup` runs, so no
+ * router or engine a benchmark started outlives it holding its port and its CPU. A child that
+ * exits (or fails to start) first is forgotten. One exit hook serves every child.
  */
-export function endsWithUs<C extends ChildProcess>(child: C): C {
-  const kill = () => {
-    child.kill("SIGKILL");
+export function endsWithUs<C extends ChildProcess>(child: C, cleanup?: () => void): C {
+  if (endingWithUs.size === 0) process.once("exit", endThemAll);
+  endingWithUs.set(child, cleanup);
+  const forget = () => {
+    endingWithUs.delete(child);
+    if (endingWithUs.size === 0) process.removeListener("exit", endThemAll);
   };
-  process.once("exit", kill);
-  child.once("exit", () => process.removeListener("exit", kill));
+  child.once("exit", forget);
+  child.once("error", forget);
   return child;
 }
 

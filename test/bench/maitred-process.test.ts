@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
+import { endsWithUs } from "../../src/bench/maitred-process.ts";
 
 const MODULE = new URL("../../src/bench/maitred-process.ts", import.meta.url).href;
 
@@ -17,14 +20,21 @@ function running(pid: number): boolean {
 }
 
 /**
- * A driver process that starts a long-lived child through `endsWithUs`, says the child's pid,
- * then ends `how`; resolves with the child's pid once the driver has exited.
+ * A driver process that starts a child through `endsWithUs` (with a cleanup that removes
+ * `dir`), says the child's pid, then ends `how`. The child shares the driver's stdout, so the
+ * pipe closes only once both have exited: the promise resolves then, with the child's pid.
+ * A child that outlived its driver would keep the pipe open until its own minute is up, and
+ * the test fails on its timeout.
  */
-function driverThatEnds(how: "exit" | "throw"): Promise<number> {
+function driverThatEnds(how: "exit" | "throw", dir: string): Promise<number> {
   const code = `
     import { spawn } from "node:child_process";
+    import { rmSync } from "node:fs";
     import { endsWithUs } from ${JSON.stringify(MODULE)};
-    const child = endsWithUs(spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }));
+    const child = endsWithUs(
+      spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: ["ignore", "inherit", "ignore"] }),
+      () => rmSync(${JSON.stringify(dir)}, { recursive: true, force: true }),
+    );
     child.once("spawn", () => {
       process.stdout.write(child.pid + "\\n");
       ${how === "exit" ? "process.exit(0);" : 'throw new Error("driver failed");'}
@@ -38,7 +48,7 @@ function driverThatEnds(how: "exit" | "throw"): Promise<number> {
   });
   return new Promise((resolve, reject) => {
     driver.once("error", reject);
-    driver.once("exit", () => {
+    driver.stdout.once("close", () => {
       const pid = Number.parseInt(out, 10);
       if (Number.isInteger(pid)) resolve(pid);
       else reject(new Error(`the driver said no pid: ${JSON.stringify(out)}`));
@@ -48,9 +58,30 @@ function driverThatEnds(how: "exit" | "throw"): Promise<number> {
 
 describe("endsWithUs", () => {
   for (const how of ["exit", "throw"] as const) {
-    it(`kills the child when the driver ends by ${how === "exit" ? "exiting" : "an uncaught error"}`, async () => {
-      const pid = await driverThatEnds(how);
+    it(`stops the child and runs its cleanup when the driver ends by ${how === "exit" ? "exiting" : "an uncaught error"}`, {
+      timeout: 30_000,
+    }, async () => {
+      const dir = mkdtempSync(join(tmpdir(), "ends-with-us-"));
+      const pid = await driverThatEnds(how, dir);
       assert.equal(running(pid), false, `child ${pid} outlived its driver`);
+      assert.equal(existsSync(dir), false, "the cleanup did not run");
     });
   }
+
+  it("forgets a child that exits first, leaving no exit hook behind", async () => {
+    const before = process.listenerCount("exit");
+    const children = [0, 1].map(() =>
+      endsWithUs(spawn(process.execPath, ["-e", ""], { stdio: "ignore" })),
+    );
+    assert.equal(process.listenerCount("exit"), before + 1, "one hook serves every child");
+    await Promise.all(children.map((c) => new Promise((r) => c.once("exit", r))));
+    assert.equal(process.listenerCount("exit"), before);
+  });
+
+  it("forgets a child that fails to start", async () => {
+    const before = process.listenerCount("exit");
+    const child = endsWithUs(spawn("/nonexistent/maitred-test-binary", [], { stdio: "ignore" }));
+    await new Promise((r) => child.once("error", r));
+    assert.equal(process.listenerCount("exit"), before);
+  });
 });

@@ -3,8 +3,8 @@
  * of its public repository into a temporary folder (never into this one), run by a Python that
  * has FastAPI, httpx and uvicorn (Debian: `apt-get install -y python3-fastapi python3-httpx
  * python3-uvicorn`, then `/usr/bin/python3`), on a free loopback port, in front of the race's
- * backends. Ready when its `/health` answers; stopped with SIGTERM, then SIGKILL, and killed
- * when the race's process exits.
+ * backends. Ready when its `/health` answers; stopped with SIGTERM, then SIGKILL, and stopped
+ * (its copy removed) when the race's process exits.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -93,12 +93,14 @@ export function originalStarter(s: OriginalSettings): RouterStarter {
     );
     execFileSync("tar", ["-x", "-C", dir], { input: archive });
     const port = await freePort();
-    // Python does not notice its parent gone: it is killed when the race exits.
+    // Python does not notice its parent gone: it is stopped, and its copy removed, when the
+    // race exits.
     const child = endsWithUs(
       spawn(s.python, originalArgs(port, backends, timeScale), {
         cwd: dir,
         stdio: ["ignore", "ignore", "pipe"],
       }),
+      () => rmSync(dir, { recursive: true, force: true }),
     );
     // The last of its log, to say why it stopped; read on, so a full pipe never blocks it.
     let tail = "";

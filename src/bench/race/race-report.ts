@@ -62,8 +62,11 @@ export function raceReport(results: readonly RaceResult[]): string {
   const names = [...new Set(results.map((r) => r.contestant))];
   // Each contestant's ratios to each baseline raced beside it, per repeat.
   const bases = [ORIGINAL, ENGINE_ALONE].filter((b) => names.includes(b));
+  const against = bases
+    .map((b) => (b === ORIGINAL ? "the original ThunderAgent" : "the engine alone"))
+    .join(" and ");
   const out: string[] = [
-    "## maitred against the original ThunderAgent and the engine alone, live: each router before two simulated backends of its own, DeepSeek trace",
+    `## maitred${against === "" ? "'s presets" : ` against ${against}`}, live: each router before two simulated backends of its own, DeepSeek trace`,
   ];
   for (const sizeGiB of sizes) {
     const rows = names.map((name) => {

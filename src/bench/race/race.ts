@@ -1,13 +1,14 @@
 /**
- * `npm run bench:race`: maitred against the original ThunderAgent, live. Each contestant is a
+ * `npm run bench:race`: maitred against the original ThunderAgent and the engine alone, live.
+ * Each contestant is a
  * router process in front of two simulated backends of its own (`maitred bench compare`'s
  * cluster: DeepSeek trace, 64 programs, 13,000 KV blocks per backend, `--time-scale 5`): the
  * original at its tr defaults (periods scaled as maitred's), the engine alone (maitred
  * `--router default`, which holds nothing: the baseline a user would otherwise pick), and
  * maitred tr at each `--tail` preset asked for. Every tier size is raced `--repeats` times; within a repeat the contestants
  * run one after the other, in an order rotated from repeat to repeat, so a slow spell of a
- * shared machine does not fall on one contestant. A ratio is read per repeat (maitred's run ÷
- * the original's of the same repeat), with its spread.
+ * shared machine does not fall on one contestant. A ratio is read per repeat (a contestant's
+ * run ÷ the original's, or the engine alone's, of the same repeat), with its spread.
  */
 import { writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -194,20 +195,30 @@ export function contestantsOf({ values, parsed }: RaceArgs): Contestant[] {
   return out;
 }
 
+/**
+ * Ctrl-C (or a supervisor's SIGTERM) ends a race: the finished races' table is printed and the
+ * process exits with the signal's code, which stops every router the race started
+ * (maitred-process.ts `endsWithUs`).
+ */
+export function stopRace(
+  signal: NodeJS.Signals,
+  finished: readonly RaceResult[],
+  io: { note(line: string): void; print(text: string): void },
+  exit: (code: number) => void = process.exit,
+): void {
+  io.note(`${signal}: the race stops; ${finished.length} race(s) finished`);
+  if (finished.length > 0) io.print(`${raceReport(finished)}\n`);
+  exit(signal === "SIGINT" ? 130 : 143);
+}
+
 /** The script's run: every race, `--json` of them, and the report on stdout. */
 export async function race(
   args: RaceArgs,
   io: { note(line: string): void; print(text: string): void },
 ): Promise<RaceResult[]> {
   const { json } = args.values;
-  // Ctrl-C (or a supervisor's SIGTERM) ends the race: the finished races' table is printed and
-  // the process exits, which kills every router it started (maitred-process.ts `endsWithUs`).
   let finished: readonly RaceResult[] = [];
-  const onSignal = (signal: NodeJS.Signals) => {
-    io.note(`${signal}: the race stops; ${finished.length} race(s) finished`);
-    if (finished.length > 0) io.print(`${raceReport(finished)}\n`);
-    process.exit(signal === "SIGINT" ? 130 : 143);
-  };
+  const onSignal = (signal: NodeJS.Signals) => stopRace(signal, finished, io);
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   const results = await runRace(

@@ -8,6 +8,7 @@ import {
   raceCompareSettings,
   raceOrder,
   runRace,
+  stopRace,
 } from "../../../src/bench/race/race.ts";
 import { pairedRatios, type RaceResult, raceReport } from "../../../src/bench/race/race-report.ts";
 import type { RunReport } from "../../../src/bench/report.ts";
@@ -141,6 +142,32 @@ describe("bench:race", () => {
       out,
       /\| engine alone \|.*\| 0\.50–0\.50 \(2 races\) \| 0\.42–0\.50 \(2 races\) \| {2}\| {2}\|/,
     );
+  });
+
+  it("reads the presets against the engine alone when the original did not race", () => {
+    const out = raceReport([
+      result(1, 0, "engine alone", 500, 20),
+      result(1, 0, "maitred bounded", 1000, 30),
+    ]);
+    assert.match(out, /^## maitred against the engine alone, live/);
+    assert.doesNotMatch(out, /the original/);
+    assert.match(
+      out,
+      /\| maitred bounded \| 1000 \|.*\| 2\.00–2\.00 \(1 race\) \| 1\.50–1\.50 \(1 race\) \|$/m,
+    );
+  });
+
+  it("on a signal prints the finished races and exits with the signal's code", () => {
+    const printed: string[] = [];
+    const notes: string[] = [];
+    const codes: number[] = [];
+    const io = { note: (l: string) => notes.push(l), print: (t: string) => printed.push(t) };
+    stopRace("SIGINT", [result(1, 0, "original", 1000, 40)], io, (c) => codes.push(c));
+    stopRace("SIGTERM", [], io, (c) => codes.push(c));
+    assert.deepEqual(codes, [130, 143]);
+    assert.equal(printed.length, 1, "nothing to print when no race finished");
+    assert.match(printed[0], /\| original \| 1000 \|/);
+    assert.match(notes[1], /^SIGTERM: the race stops; 0 race\(s\) finished$/);
   });
 
   it("starts the engine alone as maitred's plain proxy whatever mode the race's cluster asks for", async () => {
