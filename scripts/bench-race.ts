@@ -5,9 +5,19 @@
  * races and the report are src/bench/race/.
  *
  *   npm run bench:race -- --thunderagent <gitdir> [--presets bounded,throughput] [--sizes 0,200]
- *     [--repeats 2] [--no-engine-alone] [--json out.json]
+ *     [--repeats 2] [--no-engine-alone] [--json out.json] [--svg chart.svg]
+ *   npm run bench:race -- --from-json out.json [--svg chart.svg]
  */
 import { RACE_SPEC, race } from "../src/bench/race/race.ts";
 import { progress, scriptArgs } from "../src/bench/script-entry.ts";
+import { benchEntry } from "../src/bench/sim-runs.ts";
 
-await race(scriptArgs(RACE_SPEC), { note: progress, print: (text) => process.stdout.write(text) });
+const args = scriptArgs(RACE_SPEC);
+await benchEntry(
+  RACE_SPEC.name,
+  undefined,
+  async () => null,
+  async () => {
+    await race(args, { note: progress, print: (text) => process.stdout.write(text) });
+  },
+);

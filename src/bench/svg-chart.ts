@@ -158,6 +158,9 @@ export interface XySeries {
   points: readonly XyPoint[];
 }
 
+/** The colours of a chart's lines, one per series in turn. */
+export const SERIES_COLOURS = ["#2f5fb3", "#1a7f37", "#b35900", "#7f3fbf", "#7f8c8d", "#c0392b"];
+
 export interface XyChart {
   title: string;
   xLabel: string;

@@ -7,6 +7,7 @@
 import { markdownTable } from "../markdown-table.ts";
 import { mean } from "../percentile.ts";
 import { fix } from "../sims/scorecard.ts";
+import { SERIES_COLOURS, xyChart } from "../svg-chart.ts";
 
 /** The original's name in the tables; maitred's contestants are `maitred <preset>`. */
 export const ORIGINAL = "original";
@@ -115,4 +116,72 @@ export function raceReport(results: readonly RaceResult[]): string {
     );
   }
   return out.join("\n\n");
+}
+
+/**
+ * The live frontier: per tier a line through each router's point, its mean steps/min against
+ * its mean step p99 over the repeats, shortest p99 first.
+ */
+export function raceChart(results: readonly RaceResult[]): string {
+  const sizes = [...new Set(results.map((r) => r.sizeGiB))];
+  const names = [...new Set(results.map((r) => r.contestant))];
+  const series = sizes.map((sizeGiB, i) => {
+    const points = names.flatMap((name) => {
+      const runs = results.filter((r) => r.sizeGiB === sizeGiB && r.contestant === name);
+      const steps = meanOf(runs.map((r) => r.stepsPerMin));
+      const p99 = meanOf(runs.map((r) => r.stepP99S));
+      if (steps === null || p99 === null) return [];
+      return [{ x: p99, y: steps, label: name.replace(/^maitred /, "").replace(/ alone$/, "") }];
+    });
+    return {
+      label: sizeGiB === 0 ? "no tier" : `${sizeGiB} GiB`,
+      colour: SERIES_COLOURS[i % SERIES_COLOURS.length],
+      points: points.sort((a, b) => a.x - b.x),
+    };
+  });
+  return xyChart({
+    title: "live: steps/min against step p99, each router's mean (host tier per backend)",
+    xLabel: "step p99 (s)",
+    series: series.filter((s) => s.points.length > 0),
+  });
+}
+
+const isRace = (r: unknown): r is RaceResult => {
+  if (typeof r !== "object" || r === null) return false;
+  const o = r as Record<string, unknown>;
+  const num = (v: unknown) => typeof v === "number" && Number.isFinite(v);
+  const numOrNull = (v: unknown) => v === null || num(v);
+  return (
+    num(o.repeat) &&
+    num(o.sizeGiB) &&
+    typeof o.contestant === "string" &&
+    num(o.stepsPerMin) &&
+    numOrNull(o.stepP95S) &&
+    numOrNull(o.stepP99S) &&
+    numOrNull(o.cacheHitRate) &&
+    num(o.wallS)
+  );
+};
+
+/**
+ * The races `--json` files hold (a comma list; a later file's race of the same repeat, tier and
+ * contestant replaces an earlier one's). Throws with what is wrong in which file.
+ */
+export function readRaces(files: string, read: (file: string) => string): RaceResult[] {
+  const byKey = new Map<string, RaceResult>();
+  for (const file of files.split(",")) {
+    let held: unknown;
+    try {
+      held = JSON.parse(read(file));
+    } catch (err) {
+      throw new Error(`${file}: not JSON (${(err as Error).message})`);
+    }
+    if (!Array.isArray(held)) throw new Error(`${file}: not a list of races`);
+    held.forEach((r, i) => {
+      if (!isRace(r)) throw new Error(`${file}: entry ${i} is not a race of bench:race --json`);
+      byKey.set(JSON.stringify([r.repeat, r.sizeGiB, r.contestant]), r);
+    });
+  }
+  if (byKey.size === 0) throw new Error(`${files}: no races`);
+  return [...byKey.values()];
 }

@@ -10,18 +10,26 @@
  * shared machine does not fall on one contestant. A ratio is read per repeat (a contestant's
  * run ÷ the original's, or the engine alone's, of the same repeat), with its spread.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { integer, listOfItems, nonNegative, oneOf, positive, text } from "../../config/values.ts";
 import { TAIL_NAMES, type TailPreset } from "../../core/scheduler-config.ts";
+import { ConfigError } from "../../errors.ts";
 import { resolveCompareFlags } from "../bench-options.ts";
 import { type RouterStarter, runCompare } from "../compare.ts";
 import type { RunReport } from "../report.ts";
 import type { ScriptArgs, ScriptSpec } from "../script-args.ts";
-import { durationFlag, jsonFlag, seedFlag, warmupFlag } from "../script-flags.ts";
+import { durationFlag, fromJsonFlag, jsonFlag, seedFlag, warmupFlag } from "../script-flags.ts";
 import { routerProcessStarter } from "../start-router-for.ts";
 import { originalStarter } from "./original-process.ts";
-import { ENGINE_ALONE, ORIGINAL, type RaceResult, raceReport } from "./race-report.ts";
+import {
+  ENGINE_ALONE,
+  ORIGINAL,
+  type RaceResult,
+  raceChart,
+  raceReport,
+  readRaces,
+} from "./race-report.ts";
 
 export const RACE_SPEC = {
   name: "bench:race",
@@ -88,6 +96,15 @@ export const RACE_SPEC = {
     warmup: warmupFlag({ default: "60s" }, "warm-up before the window (wall time)"),
     duration: durationFlag({ default: "180s" }, "the measured window (wall time)"),
     json: jsonFlag("also write every race as JSON, rewritten after each race"),
+    svg: {
+      arg: "<file>",
+      description:
+        "draw the live frontier: per tier, each router's steps/min against its step p99 (the means over the repeats)",
+      check: text(),
+    },
+    "from-json": fromJsonFlag(
+      "report (and with --svg draw) the races earlier --json files hold, racing nothing; the race's other flags are ignored",
+    ),
   },
 } satisfies ScriptSpec;
 
@@ -211,8 +228,8 @@ export function stopRace(
   exit(signal === "SIGINT" ? 130 : 143);
 }
 
-/** The script's run: every race, `--json` of them, and the report on stdout. */
-export async function race(
+/** Every race the flags ask for, `--json` of them after each, stopped cleanly by a signal. */
+async function runAll(
   args: RaceArgs,
   io: { note(line: string): void; print(text: string): void },
 ): Promise<RaceResult[]> {
@@ -221,7 +238,7 @@ export async function race(
   const onSignal = (signal: NodeJS.Signals) => stopRace(signal, finished, io);
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  const results = await runRace(
+  return runRace(
     contestantsOf(args),
     args.parsed.sizes,
     args.parsed.repeats,
@@ -242,6 +259,29 @@ export async function race(
     process.removeListener("SIGINT", onSignal);
     process.removeListener("SIGTERM", onSignal);
   });
+}
+
+/**
+ * The script's run: every race (or, with `--from-json`, the races saved by an earlier one),
+ * the report on stdout and `--svg`'s chart. A saved file that holds no races is a ConfigError.
+ */
+export async function race(
+  args: RaceArgs,
+  io: { note(line: string): void; print(text: string): void },
+): Promise<RaceResult[]> {
+  const from = args.parsed["from-json"];
+  let results: RaceResult[];
+  if (from === undefined) {
+    results = await runAll(args, io);
+  } else {
+    try {
+      results = readRaces(from, (f) => readFileSync(f, "utf8"));
+    } catch (err) {
+      throw new ConfigError("--from-json", (err as Error).message);
+    }
+  }
   io.print(`${raceReport(results)}\n`);
+  const { svg } = args.parsed;
+  if (svg !== undefined) writeFileSync(svg, raceChart(results));
   return results;
 }

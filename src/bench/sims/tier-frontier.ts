@@ -9,7 +9,7 @@ import { DEFAULT_TAIL, type TailPreset } from "../../core/scheduler-config.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { mean } from "../percentile.ts";
 import type { TierResult } from "../sim-runs.ts";
-import { xyChart } from "../svg-chart.ts";
+import { SERIES_COLOURS, xyChart } from "../svg-chart.ts";
 import { fix, ratioOf as ratio, seedsText } from "./scorecard.ts";
 
 type Result = TierResult;
@@ -160,8 +160,6 @@ export function frontierTable(results: Result[], l: FrontierLists, workload: str
   ].join("\n");
 }
 
-const COLOURS = ["#2f5fb3", "#1a7f37", "#b35900", "#7f3fbf", "#7f8c8d", "#c0392b"];
-
 /** Steps/min against step p99 for one workload at the largest concurrency, a line per tier. */
 export function frontierChart(results: Result[], l: FrontierLists, workload: string): string {
   const top = Math.max(...l.concurrency);
@@ -171,7 +169,7 @@ export function frontierChart(results: Result[], l: FrontierLists, workload: str
     );
     return {
       label: `${sizeGiB} GiB`,
-      colour: COLOURS[i % COLOURS.length],
+      colour: SERIES_COLOURS[i % SERIES_COLOURS.length],
       points: [...points]
         .sort((a, b) => (a.stepP99S as number) - (b.stepP99S as number))
         .map((p) => ({

@@ -8,7 +8,7 @@ import { DEFAULT_TAIL, type TailPreset } from "../../core/scheduler-config.ts";
 import { markdownTable } from "../markdown-table.ts";
 import { mean } from "../percentile.ts";
 import type { TierResult } from "../sim-runs.ts";
-import { lineChart, stackCharts } from "../svg-chart.ts";
+import { lineChart, SERIES_COLOURS, stackCharts } from "../svg-chart.ts";
 import { fix, mega, ratioOf as ratio, seedsText } from "./scorecard.ts";
 import { frontierChart, frontierTable, isGrid, isTr, presetOf } from "./tier-frontier.ts";
 
@@ -231,14 +231,12 @@ function summary(cells: Cell[], l: Lists): string {
   ].join("\n");
 }
 
-const COLOURS = ["#2f5fb3", "#1a7f37", "#b35900", "#7f3fbf", "#7f8c8d", "#c0392b"];
-
 /** tr ÷ default against the tier size, a line per workload and concurrency, mean over seeds. */
 function chart(cells: Cell[], l: Lists): string {
   const series = l.workloads.flatMap((workload, w) =>
     l.concurrency.map((c, k) => ({
       label: `${workload}, ${c}`,
-      colour: COLOURS[w % COLOURS.length],
+      colour: SERIES_COLOURS[w % SERIES_COLOURS.length],
       dashed: k < l.concurrency.length - 1,
       ys: l.sizes.map((size) => {
         const rs = cells

@@ -10,7 +10,13 @@ import {
   runRace,
   stopRace,
 } from "../../../src/bench/race/race.ts";
-import { pairedRatios, type RaceResult, raceReport } from "../../../src/bench/race/race-report.ts";
+import {
+  pairedRatios,
+  type RaceResult,
+  raceChart,
+  raceReport,
+  readRaces,
+} from "../../../src/bench/race/race-report.ts";
 import type { RunReport } from "../../../src/bench/report.ts";
 import { argsOf } from "../sims/helpers.ts";
 
@@ -168,6 +174,55 @@ describe("bench:race", () => {
     assert.equal(printed.length, 1, "nothing to print when no race finished");
     assert.match(printed[0], /\| original \| 1000 \|/);
     assert.match(notes[1], /^SIGTERM: the race stops; 0 race\(s\) finished$/);
+  });
+
+  it("draws a point per router and tier at its mean step p99 and steps/min, shortest p99 first", () => {
+    const svg = raceChart([
+      result(1, 0, "original", 1000, 40),
+      result(2, 0, "original", 1100, 60),
+      result(1, 0, "engine alone", 500, 20),
+      result(1, 0, "maitred throughput", 1200, 45),
+      result(1, 200, "maitred bounded", 900, 9),
+    ]);
+    const labels = [...svg.matchAll(/font-size="10">([^<]+)</g)].map((m) => m[1]);
+    assert.deepEqual(labels, ["engine", "throughput", "original", "bounded"]);
+    assert.match(svg, />no tier</);
+    assert.match(svg, />200 GiB</);
+    // One line per tier: three points without a tier, one with.
+    const lines = [...svg.matchAll(/<polyline points="([^"]+)"/g)].map(
+      (m) => m[1].split(" ").length,
+    );
+    assert.deepEqual(lines, [3, 1]);
+  });
+
+  it("reads the races an earlier --json saved, a later file's race replacing the same one", () => {
+    const files: Record<string, string> = {
+      "a.json": JSON.stringify([
+        result(1, 0, "original", 1000, 40),
+        result(1, 0, "engine alone", 500, 20),
+      ]),
+      "b.json": JSON.stringify([result(1, 0, "original", 1111, 41)]),
+    };
+    const races = readRaces("a.json,b.json", (f) => files[f]);
+    assert.deepEqual(
+      races.map((r) => [r.contestant, r.stepsPerMin]),
+      [
+        ["original", 1111],
+        ["engine alone", 500],
+      ],
+    );
+  });
+
+  it("says which saved file is not races, and where", () => {
+    const read = (text: string) => () => text;
+    assert.throws(() => readRaces("x.json", read("{")), /^Error: x\.json: not JSON/);
+    assert.throws(() => readRaces("x.json", read("{}")), /x\.json: not a list of races/);
+    assert.throws(
+      () =>
+        readRaces("x.json", read(JSON.stringify([result(1, 0, "original", 1, 1), { repeat: 1 }]))),
+      /x\.json: entry 1 is not a race of bench:race --json/,
+    );
+    assert.throws(() => readRaces("x.json", read("[]")), /x\.json: no races/);
   });
 
   it("starts the engine alone as maitred's plain proxy whatever mode the race's cluster asks for", async () => {
