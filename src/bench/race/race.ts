@@ -103,7 +103,7 @@ export const RACE_SPEC = {
       check: text(),
     },
     "from-json": fromJsonFlag(
-      "report (and with --svg draw) the races earlier --json files hold, racing nothing; the race's other flags are ignored",
+      "report (and with --svg draw) the races earlier --json files hold, racing nothing (several files are read as one run, each file's repeats numbered after the previous ones'; --json writes them joined); the race's other flags are ignored",
     ),
   },
 } satisfies ScriptSpec;
@@ -263,7 +263,8 @@ async function runAll(
 
 /**
  * The script's run: every race (or, with `--from-json`, the races saved by an earlier one),
- * the report on stdout and `--svg`'s chart. A saved file that holds no races is a ConfigError.
+ * the report on stdout, `--json` of them and `--svg`'s chart. A saved file that holds no races
+ * is a ConfigError.
  */
 export async function race(
   args: RaceArgs,
@@ -279,6 +280,9 @@ export async function race(
     } catch (err) {
       throw new ConfigError("--from-json", (err as Error).message);
     }
+    // The races read, as one run (several files joined), for a later --from-json.
+    const { json } = args.values;
+    if (json !== undefined) writeFileSync(json, `${JSON.stringify(results, null, 2)}\n`);
   }
   io.print(`${raceReport(results)}\n`);
   const { svg } = args.parsed;

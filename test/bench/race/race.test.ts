@@ -1,10 +1,14 @@
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { originalArgs } from "../../../src/bench/race/original-process.ts";
 import {
   asEngineAlone,
   contestantsOf,
   RACE_SPEC,
+  race,
   raceCompareSettings,
   raceOrder,
   runRace,
@@ -18,6 +22,7 @@ import {
   readRaces,
 } from "../../../src/bench/race/race-report.ts";
 import type { RunReport } from "../../../src/bench/report.ts";
+import { ConfigError } from "../../../src/errors.ts";
 import { argsOf } from "../sims/helpers.ts";
 
 const flags = (...argv: string[]) => argsOf(RACE_SPEC, argv);
@@ -176,39 +181,65 @@ describe("bench:race", () => {
     assert.match(notes[1], /^SIGTERM: the race stops; 0 race\(s\) finished$/);
   });
 
-  it("draws a point per router and tier at its mean step p99 and steps/min, shortest p99 first", () => {
+  it("draws a point per router and tier at its mean step p99 and steps/min, shortest p99 first, routers on one spot as one", () => {
     const svg = raceChart([
       result(1, 0, "original", 1000, 40),
       result(2, 0, "original", 1100, 60),
       result(1, 0, "engine alone", 500, 20),
       result(1, 0, "maitred throughput", 1200, 45),
-      result(1, 200, "maitred bounded", 900, 9),
+      result(1, 200, "engine alone", 900, 9),
+      result(1, 200, "maitred bounded", 905, 9.1),
+      result(1, 200, "maitred throughput", 1200, 50),
     ]);
     const labels = [...svg.matchAll(/font-size="10">([^<]+)</g)].map((m) => m[1]);
-    assert.deepEqual(labels, ["engine", "throughput", "original", "bounded"]);
+    assert.deepEqual(labels, ["engine", "throughput", "original", "engine, bounded", "throughput"]);
     assert.match(svg, />no tier</);
     assert.match(svg, />200 GiB</);
-    // One line per tier: three points without a tier, one with.
-    const lines = [...svg.matchAll(/<polyline points="([^"]+)"/g)].map(
-      (m) => m[1].split(" ").length,
+    const lines = [...svg.matchAll(/<polyline points="([^"]+)"/g)].map((m) => m[1].split(" "));
+    assert.deepEqual(
+      lines.map((l) => l.length),
+      [3, 2],
     );
-    assert.deepEqual(lines, [3, 1]);
+    // The original's point is its mean: 1050 steps/min, at the height between 1000's and 1100's,
+    // and at p99 50 s, where the tier's throughput point (50 s) also is.
+    const at = (pt: string) => pt.split(",").map(Number);
+    const [, throughput, original] = lines[0].map(at);
+    const [, tierThroughput] = lines[1].map(at);
+    assert.equal(original[0], tierThroughput[0]);
+    assert.ok(original[1] > throughput[1], "1050 steps/min is drawn below 1200");
+    const yEngine = at(lines[0][0])[1]; // the engine alone: 500 steps/min
+    const scale = (yEngine - throughput[1]) / (1200 - 500); // pixels per step/min
+    assert.ok(Math.abs(yEngine - original[1] - scale * (1050 - 500)) < 0.2);
   });
 
-  it("reads the races an earlier --json saved, a later file's race replacing the same one", () => {
+  it("leaves a race without a p99 out of its router's point", () => {
+    const svg = raceChart([
+      { ...result(1, 0, "original", 5000, 40), stepP99S: null },
+      result(2, 0, "original", 1000, 40),
+      result(1, 0, "engine alone", 500, 20),
+    ]);
+    const [line] = [...svg.matchAll(/<polyline points="([^"]+)"/g)].map((m) => m[1].split(" "));
+    const [engine, original] = line.map((pt) => pt.split(",").map(Number));
+    // 1000 steps/min is twice the engine alone's 500: the original's point is not 3000.
+    const base = Number(/<line [^>]*y1="([\d.]+)"/.exec(svg)?.[1]); // the first grid line: 0
+    assert.ok(Math.abs((base - original[1]) / (base - engine[1]) - 2) < 0.01);
+  });
+
+  it("reads several saved runs as one, each file's repeats after the previous ones'", () => {
     const files: Record<string, string> = {
       "a.json": JSON.stringify([
         result(1, 0, "original", 1000, 40),
-        result(1, 0, "engine alone", 500, 20),
+        result(2, 0, "original", 900, 40),
       ]),
       "b.json": JSON.stringify([result(1, 0, "original", 1111, 41)]),
     };
     const races = readRaces("a.json,b.json", (f) => files[f]);
     assert.deepEqual(
-      races.map((r) => [r.contestant, r.stepsPerMin]),
+      races.map((r) => [r.repeat, r.stepsPerMin]),
       [
-        ["original", 1111],
-        ["engine alone", 500],
+        [1, 1000],
+        [2, 900],
+        [3, 1111],
       ],
     );
   });
@@ -223,6 +254,38 @@ describe("bench:race", () => {
       /x\.json: entry 1 is not a race of bench:race --json/,
     );
     assert.throws(() => readRaces("x.json", read("[]")), /x\.json: no races/);
+  });
+
+  it("with --from-json races nothing: reports, joins into --json and draws the saved races; a bad file is a ConfigError", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "race-test-"));
+    try {
+      const saved = join(dir, "race.json");
+      writeFileSync(saved, JSON.stringify([result(1, 0, "original", 1000, 40)]));
+      const printed: string[] = [];
+      const io = { note: () => {}, print: (t: string) => printed.push(t) };
+      const out = join(dir, "out.json");
+      const svg = join(dir, "race.svg");
+      const races = await race(
+        flags("--from-json", `${saved},${saved}`, "--json", out, "--svg", svg),
+        io,
+      );
+      assert.deepEqual(
+        races.map((r) => r.repeat),
+        [1, 2],
+      );
+      assert.match(printed.join(""), /\| original \| 1000 \/ 1000 \|/);
+      assert.equal(JSON.parse(readFileSync(out, "utf8")).length, 2);
+      assert.match(readFileSync(svg, "utf8"), /^<svg /);
+      const bad = join(dir, "bad.json");
+      writeFileSync(bad, "{}");
+      await assert.rejects(race(flags("--from-json", bad), io), (err: Error) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /^--from-json: .*bad\.json: not a list of races$/);
+        return true;
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("starts the engine alone as maitred's plain proxy whatever mode the race's cluster asks for", async () => {
