@@ -41,8 +41,9 @@ export interface RouterConfig {
   /** `--tail`: the named bounds; `ageingMs` and `maxPauseMs` are those in force. */
   tail: TailPreset;
   maxPauseMs: number;
-  /** Which of `ageingMs` / `maxPauseMs` a layer gave explicitly, over the preset. */
+  /** `--tier-packing`: where a host tier holds the contexts, rotate or pack under the GPU. */
   tierPacking: TierPacking;
+  /** Which of `ageingMs` / `maxPauseMs` / `tierPacking` a layer gave explicitly, over the preset. */
   boundsOverridden: { ageing: boolean; maxPause: boolean; tierPacking: boolean };
   idleTimeoutMs: number;
   placement: Placement;

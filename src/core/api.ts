@@ -7,6 +7,7 @@ import type { PrioritySnapshot, QueueWaitObservation } from "./priority/priority
 import type {
   BackendSpec,
   EngineOrderName,
+  PriorityPolarity,
   ProgramState,
   ProgramStatus,
   SchedulerPolicies,
@@ -214,7 +215,7 @@ export interface BackendView {
    * How its engine reads the `priority` each request carries (engine-order.ts); null = it was
    * not declared to schedule by priority and gets none.
    */
-  priorityScheduling: "lower-first" | "higher-first" | null;
+  priorityScheduling: PriorityPolarity | null;
   /** The router's belief: reasoning + w·acting − shared + Σ headroom (lent room excluded). */
   usedTokens: number;
   /** admission capacity − usedTokens (null while the capacity is unknown). */

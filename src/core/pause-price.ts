@@ -66,11 +66,9 @@ export const HOST_TRANSFER: PausePrice = {
  * waits (src/core/README.md, the throughput/tail frontier).
  */
 export const HOST_TRANSFER_PACKED: PausePrice = {
+  ...REPREFILL,
   name: "transfer",
-  admissionCapacity: (b) => b.capacity,
-  truthBoundsRoom: true,
   originIsCheapest: true,
-  returnWaitMs: null,
 };
 
 /**
